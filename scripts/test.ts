@@ -1,0 +1,54 @@
+/**
+ * The test command: unit tests once, then every HTTP/importer test on SQLite and on PostgreSQL.
+ * PostgreSQL runs when reachable (CI starts it); set TEST_DB=sqlite to run SQLite only.
+ * Exit code is non-zero when any run fails.
+ */
+import { spawnSync } from "node:child_process";
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import pg from "pg";
+
+function files(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...files(p));
+    else if (name.endsWith(".test.ts")) out.push(p);
+  }
+  return out.sort();
+}
+
+async function pgReachable(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: process.env.TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test", connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const unit = files("test/unit");
+const integration = files("test").filter((f) => !f.startsWith(join("test", "unit")));
+const engines = process.env.TEST_DB ? [process.env.TEST_DB] : ["sqlite", "postgres"];
+let failed = false;
+const run = (label: string, list: string[], env: Record<string, string>) => {
+  if (!list.length) return;
+  process.stdout.write(`\n# ${label}\n`);
+  const r = spawnSync(process.execPath, ["--test", "--test-concurrency=2", "--test-reporter=spec", ...list], {
+    stdio: "inherit",
+    env: { ...process.env, ...env },
+  });
+  if (r.status !== 0) failed = true;
+};
+run("unit", unit, {});
+for (const engine of engines) {
+  if (engine === "postgres" && !(await pgReachable())) {
+    process.stdout.write("\n# postgres: not reachable, FAILED (set TEST_DB=sqlite to skip deliberately)\n");
+    failed = true;
+    continue;
+  }
+  run(`integration on ${engine}`, integration, { TEST_DB: engine });
+}
+process.exit(failed ? 1 : 0);

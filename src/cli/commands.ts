@@ -1,0 +1,134 @@
+/**
+ * CLI command implementations. Each receives parsed options, does its work through the service layer,
+ * and throws an Error with a one-line message on failure (the entry point prints it and exits with 2).
+ */
+import { randomUUID } from "node:crypto";
+import closeWithGrace from "close-with-grace";
+import pino from "pino";
+import { type Config, configFromEnv } from "../config.ts";
+import { buildApp } from "../http/app.ts";
+import { registry } from "../registry/index.ts";
+import { makeCtx } from "../service/context.ts";
+import { hashPassword, hashTokenKey, nowIso } from "../service/write.ts";
+import { openStore, type Store } from "../store/db.ts";
+import { migrate } from "../store/migrate.ts";
+
+interface DbOpts {
+  database?: string;
+}
+
+async function open(opts: DbOpts): Promise<Store> {
+  const url = opts.database ?? configFromEnv().databaseUrl;
+  const store = await openStore(url);
+  await migrate(store, registry());
+  return store;
+}
+
+/** `inventory migrate` */
+export async function runMigrate(opts: DbOpts): Promise<void> {
+  const store = await open(opts);
+  await store.close();
+  process.stdout.write(`database ${store.url.replace(/\/\/[^@]*@/, "//")} is up to date\n`);
+}
+
+/** `inventory createsuperuser` */
+export async function runCreateSuperuser(opts: DbOpts & { username: string; password: string }): Promise<void> {
+  const store = await open(opts);
+  try {
+    const existing = await store.db.selectFrom("users_user").select("id").where("username", "=", opts.username).executeTakeFirst();
+    if (existing) {
+      await store.db.updateTable("users_user").set({ password: hashPassword(opts.password), is_superuser: true, is_staff: true, is_active: true }).where("id", "=", existing.id).execute();
+      process.stdout.write(`superuser ${opts.username} updated\n`);
+    } else {
+      await store.db
+        .insertInto("users_user")
+        .values({
+          id: randomUUID(),
+          username: opts.username,
+          password: hashPassword(opts.password),
+          first_name: "",
+          last_name: "",
+          email: "",
+          is_staff: true,
+          is_active: true,
+          is_superuser: true,
+          date_joined: nowIso(),
+        })
+        .execute();
+      process.stdout.write(`superuser ${opts.username} created\n`);
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** `inventory token create`: prints the key alone on stdout. */
+export async function runTokenCreate(opts: DbOpts & { username: string; key?: string; readOnly?: boolean }): Promise<void> {
+  if (opts.key !== undefined && !/^[0-9a-fA-F]{40}$/.test(opts.key)) throw new Error("--key must be 40 hexadecimal digits");
+  const store = await open(opts);
+  try {
+    const user = await store.db.selectFrom("users_user").select("id").where("username", "=", opts.username).executeTakeFirst();
+    if (!user) throw new Error(`no user named ${opts.username}`);
+    const key = (opts.key ?? Buffer.from(crypto.getRandomValues(new Uint8Array(20))).toString("hex")).toLowerCase();
+    const clash = await store.db.selectFrom("users_token").select("id").where("key", "=", hashTokenKey(key)).executeTakeFirst();
+    if (clash) throw new Error("a token with this key already exists");
+    await store.db
+      .insertInto("users_token")
+      .values({ id: randomUUID(), user_id: user.id, created: nowIso(), expires: null, key: hashTokenKey(key), key_suffix: key.slice(-6), write_enabled: !opts.readOnly, description: "" })
+      .execute();
+    process.stdout.write(`${key}\n`);
+  } finally {
+    await store.close();
+  }
+}
+
+/** `inventory serve` */
+export async function runServe(opts: DbOpts & { host?: string; port?: string; anonymousRead?: boolean; trustProxy?: boolean; demo?: boolean }): Promise<void> {
+  const config: Config = configFromEnv();
+  if (opts.host) config.host = opts.host;
+  if (opts.port) {
+    if (!/^\d+$/.test(opts.port) || Number(opts.port) > 65535) throw new Error(`invalid --port ${opts.port}`);
+    config.port = Number(opts.port);
+  }
+  if (opts.database) config.databaseUrl = opts.database;
+  if (opts.anonymousRead) config.anonymousRead = true;
+  if (opts.trustProxy) config.trustProxy = true;
+  const logger = pino({ level: config.logLevel });
+  let demoToken: string | undefined;
+  if (opts.demo) {
+    const { prepareDemo } = await import("../importer/demo.ts");
+    const demo = await prepareDemo(opts.database);
+    config.databaseUrl = demo.databaseUrl;
+    demoToken = demo.token;
+  }
+  const store = await openStore(config.databaseUrl);
+  await migrate(store, registry());
+  const app = await buildApp({ store, reg: registry(), config, logger });
+  await app.listen({ host: config.host, port: config.port });
+  const where = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`;
+  process.stdout.write(`inventory listening on ${where}/api/ (database ${config.databaseUrl.replace(/\/\/[^@]*@/, "//")})\n`);
+  if (demoToken) process.stdout.write(`demo data loaded; API token (user admin / password admin): ${demoToken}\n`);
+  else {
+    process.stdout.write(
+      "get a token: npx inventory createsuperuser --username admin --password admin && npx inventory token create --username admin\n",
+    );
+  }
+  closeWithGrace({ delay: 10000 }, async ({ err }) => {
+    if (err) logger.error({ err }, "shutting down after error");
+    await app.close();
+    await store.close();
+  });
+  void makeCtx;
+}
+
+/** `inventory import netbox FILE` */
+export async function runImportNetbox(file: string, opts: DbOpts & { strict?: boolean }): Promise<void> {
+  const { importNetbox } = await import("../importer/netbox/run.ts");
+  const store = await open(opts);
+  try {
+    const ok = await importNetbox({ store, reg: registry(), file, strict: !!opts.strict, out: process.stdout });
+    if (!ok) process.exitCode = 1;
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * Configuration: defaults < environment (`INVENTORY_*`) < command-line flags (applied by the CLI).
+ */
+
+/** The resolved configuration of a server process. */
+export interface Config {
+  host: string;
+  port: number;
+  /** `sqlite:PATH` or `postgres://user@host:port/db`. */
+  databaseUrl: string;
+  /** Default page size (Nautobot PAGINATE_COUNT). */
+  paginateCount: number;
+  /** Maximum page size (Nautobot MAX_PAGE_SIZE); 0 disables the maximum so `limit=0` returns all. */
+  maxPageSize: number;
+  /** Allow reads without a token (Nautobot LOGIN_REQUIRED=False). */
+  anonymousRead: boolean;
+  /** Honour X-Forwarded-Proto / X-Forwarded-Host when building absolute URLs. */
+  trustProxy: boolean;
+  /** Nautobot ENFORCE_GLOBAL_UNIQUE: reject duplicate prefixes/IPs in the global table. */
+  enforceGlobalUnique: boolean;
+  /** pino log level. */
+  logLevel: string;
+}
+
+const bool = (v: string | undefined, d: boolean) => (v === undefined ? d : ["1", "true", "yes", "on"].includes(v.toLowerCase()));
+const int = (v: string | undefined, d: number) => (v === undefined || v === "" || Number.isNaN(Number(v)) ? d : Number(v));
+
+/** Defaults overlaid with the environment. */
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    host: env.INVENTORY_HOST ?? "127.0.0.1",
+    port: int(env.INVENTORY_PORT, 8080),
+    databaseUrl: env.INVENTORY_DATABASE_URL ?? "sqlite:./inventory.sqlite3",
+    paginateCount: int(env.INVENTORY_PAGINATE_COUNT, 50),
+    maxPageSize: int(env.INVENTORY_MAX_PAGE_SIZE, 1000),
+    anonymousRead: bool(env.INVENTORY_ANONYMOUS_READ, false),
+    trustProxy: bool(env.INVENTORY_TRUST_PROXY, false),
+    enforceGlobalUnique: bool(env.INVENTORY_ENFORCE_GLOBAL_UNIQUE, false),
+    logLevel: env.INVENTORY_LOG_LEVEL ?? "info",
+  };
+}

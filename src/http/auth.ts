@@ -1,0 +1,65 @@
+/**
+ * Authentication: `Authorization: Token <key>` (and HTTP Basic on POST /api/users/tokens/), with
+ * Nautobot's 403 messages (nautobot-api-core.md §7, §8). Tokens and passwords are stored hashed.
+ */
+import { scryptSync, timingSafeEqual } from "node:crypto";
+import type { Actor } from "../service/context.ts";
+import type { Store } from "../store/db.ts";
+import { AppError } from "../service/errors.ts";
+import { hashTokenKey } from "../service/write.ts";
+
+/** Result of authenticating a request. */
+export interface Auth {
+  actor: Actor | undefined;
+  /** The token may write (false for read-only tokens). */
+  writeEnabled: boolean;
+}
+
+/** Check a password against its stored `scrypt$salt$hash`. */
+export function checkPassword(password: string, stored: string | null | undefined): boolean {
+  if (!stored) return false;
+  const [alg, salt, hash] = stored.split("$");
+  if (alg !== "scrypt" || !salt || !hash) return false;
+  const got = scryptSync(password, salt, 32);
+  const want = Buffer.from(hash, "hex");
+  return want.length === got.length && timingSafeEqual(got, want);
+}
+
+const forbid = (detail: string) => new AppError(403, detail);
+
+/**
+ * Authenticate from the Authorization header. Returns an anonymous Auth when no credentials are sent.
+ * @throws AppError 403 for malformed or invalid credentials.
+ */
+export async function authenticate(store: Store, header: string | undefined, allowBasic: boolean): Promise<Auth> {
+  if (!header) return { actor: undefined, writeEnabled: false };
+  const parts = header.trim().split(/\s+/);
+  const scheme = (parts[0] ?? "").toLowerCase();
+  if (scheme === "basic" && allowBasic) {
+    const decoded = Buffer.from(parts[1] ?? "", "base64").toString("utf8");
+    const i = decoded.indexOf(":");
+    const username = decoded.slice(0, i);
+    const password = decoded.slice(i + 1);
+    const user = await store.db.selectFrom("users_user").selectAll().where("username", "=", username).executeTakeFirst();
+    if (!user || i < 0 || !checkPassword(password, user.password)) throw forbid("Invalid username/password.");
+    if (!user.is_active) throw forbid("User inactive or deleted.");
+    return { actor: { id: user.id, username: user.username, isSuperuser: !!user.is_superuser }, writeEnabled: true };
+  }
+  if (scheme !== "token") return { actor: undefined, writeEnabled: false };
+  if (parts.length === 1) throw forbid("Invalid token header. No credentials provided.");
+  if (parts.length > 2) throw forbid("Invalid token header. Token string should not contain spaces.");
+  const key = parts[1]!;
+  const row = await store.db
+    .selectFrom("users_token as k")
+    .innerJoin("users_user as u", "u.id", "k.user_id")
+    .select(["k.expires", "k.write_enabled", "u.id as user_id", "u.username", "u.is_active", "u.is_superuser"])
+    .where("k.key", "=", hashTokenKey(key))
+    .executeTakeFirst();
+  if (!row) throw forbid("Invalid token");
+  if (row.expires && Date.parse(row.expires) <= Date.now()) throw forbid("Token expired");
+  if (!row.is_active) throw forbid("User inactive");
+  return {
+    actor: { id: row.user_id, username: row.username, isSuperuser: !!row.is_superuser },
+    writeEnabled: !!row.write_enabled,
+  };
+}

@@ -1,0 +1,72 @@
+/**
+ * The `inventory` command line: serve, migrate, createsuperuser, token create, import netbox.
+ * Every command prints `--help`; bad flags and unreachable databases are one-line errors with exit code 2.
+ */
+import { Command, CommanderError } from "commander";
+import { runCreateSuperuser, runImportNetbox, runMigrate, runServe, runTokenCreate } from "./cli/commands.ts";
+
+/** Error for the CLI's one-line messages (exit code 2). */
+export class CliError extends Error {
+  override name = "CliError";
+}
+
+const program = new Command();
+program
+  .name("inventory")
+  .description("Network inventory service with a Nautobot 1.6 compatible REST API")
+  .exitOverride()
+  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+const dbOpt = "--database <url>";
+const dbHelp = "database URL: sqlite:PATH or postgres://user@host:port/db (env INVENTORY_DATABASE_URL)";
+
+program
+  .command("serve")
+  .description("migrate the database if needed, then serve the API")
+  .option("--host <host>", "address to listen on (env INVENTORY_HOST)")
+  .option("--port <port>", "TCP port (env INVENTORY_PORT)")
+  .option(dbOpt, dbHelp)
+  .option("--anonymous-read", "allow reads without a token (Nautobot LOGIN_REQUIRED=False)")
+  .option("--trust-proxy", "build URLs from X-Forwarded-Proto / X-Forwarded-Host")
+  .option("--demo", "serve a fresh SQLite database loaded with the NetBox demo data (implies --anonymous-read off; prints a token)")
+  .action(runServe);
+
+program.command("migrate").description("create or upgrade the database schema and built-in rows").option(dbOpt, dbHelp).action(runMigrate);
+
+program
+  .command("createsuperuser")
+  .description("create (or reset the password of) a superuser")
+  .requiredOption("--username <username>", "user name")
+  .requiredOption("--password <password>", "password")
+  .option(dbOpt, dbHelp)
+  .action(runCreateSuperuser);
+
+const token = program.command("token").description("API token management");
+token
+  .command("create")
+  .description("create an API token and print its key")
+  .requiredOption("--username <username>", "owner of the token")
+  .option("--key <key>", "use this 40-hex-digit key instead of a random one")
+  .option("--read-only", "the token may only read")
+  .option(dbOpt, dbHelp)
+  .action(runTokenCreate);
+
+const imp = program.command("import").description("import data from other systems");
+imp
+  .command("netbox")
+  .description("import a NetBox 3.x dumpdata JSON file through the service layer")
+  .argument("<file>", "NetBox dump (JSON list of {model, pk, fields})")
+  .option(dbOpt, dbHelp)
+  .option("--strict", "abort on the first failing record; nothing is written")
+  .action(runImportNetbox);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  if (e instanceof CommanderError) {
+    if (e.code === "commander.helpDisplayed" || e.code === "commander.help" || e.code === "commander.version") process.exit(0);
+    process.exit(2);
+  }
+  process.stderr.write(`inventory: ${(e as Error).message}\n`);
+  process.exit(2);
+}

@@ -1,0 +1,626 @@
+/**
+ * The filter compiler: query parameters → SQL conditions on a model's table (alias `t`).
+ *
+ * Two stages: `filterSetFor(model)` derives, once per model, the table of accepted parameter names
+ * (automatic field filters, lookup variants, declared filters); `compileFilters` turns the parameters
+ * of a request into one boolean SQL expression. Semantics (nautobot-api-core.md §9, seed "Filtering rules"):
+ * different parameters AND, repeated values of one parameter OR (rule 2), `tag` ANDs (rule 3), `__n`-style
+ * lookups negate, unknown parameters are a 400 (STRICT_FILTERING).
+ */
+import { type RawBuilder, sql } from "kysely";
+import { containsCidr, ipKey, parseCidr, parsePartialNetwork } from "../net/ip.ts";
+import type { FieldDef, FilterDef } from "../registry/meta.ts";
+import type { Model, Registry } from "../registry/index.ts";
+import type { Db } from "../store/db.ts";
+import type { Dialect } from "../store/dialect.ts";
+import { joinTable } from "../store/ddl.ts";
+import { CUSTOM_FILTERS } from "./custom-filters.ts";
+import { LOOKUPS, type LookupKind, lookupKindOf } from "./lookups.ts";
+
+/** A boolean SQL expression. */
+export type Cond = RawBuilder<boolean>;
+
+/** What a filter needs at compile time. */
+export interface FilterEnv {
+  db: Db;
+  dialect: Dialect;
+  reg: Registry;
+  model: Model;
+  /** Error sink: parameter → messages. */
+  error(param: string, message: string): void;
+}
+
+/** A compiled-on-demand filter: values of one parameter → condition (undefined = no condition). */
+export interface Filter {
+  apply(values: string[], env: FilterEnv): Promise<Cond | undefined>;
+}
+
+/** Parameters that are never filters (nautobot-api-core.md §9.1). */
+export const RESERVED_PARAMS = new Set(["limit", "offset", "brief", "format", "include", "api_version"]);
+
+const TRUE = new Set(["true", "True", "1"]);
+const FALSE = new Set(["false", "False", "0"]);
+const UUID_RE = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
+
+/** Canonical lower-case hyphenated UUID, or undefined when the value is not a UUID. */
+export function normalizeUuid(v: string): string | undefined {
+  let s = v.trim();
+  if (s.startsWith("urn:uuid:")) s = s.slice(9);
+  if (s.startsWith("{") && s.endsWith("}")) s = s.slice(1, -1);
+  if (!UUID_RE.test(s)) return undefined;
+  const h = s.replace(/-/g, "").toLowerCase();
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/** Escape `%`, `_` and `\` for a LIKE pattern with ESCAPE '\'. */
+export function escapeLike(v: string): string {
+  return v.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+const col = (name: string, alias = "t") => sql.ref(`${alias}.${name}`);
+const or = (conds: Cond[]): Cond => (conds.length === 1 ? conds[0]! : sql<boolean>`(${sql.join(conds, sql` OR `)})`);
+const and = (conds: Cond[]): Cond => (conds.length === 1 ? conds[0]! : sql<boolean>`(${sql.join(conds, sql` AND `)})`);
+const not = (c: Cond): Cond => sql<boolean>`NOT (${c})`;
+const inList = (expr: RawBuilder<unknown>, values: unknown[]): Cond =>
+  values.length ? sql<boolean>`${expr} IN (${sql.join(values)})` : sql<boolean>`1 = 0`;
+
+/** Coerce a filter value for a field kind; records an error and returns undefined on failure. */
+function coerce(kind: LookupKind, fd: FieldDef, param: string, v: string, env: FilterEnv): unknown {
+  if (v === "null" && kind !== "bool") return null;
+  switch (kind) {
+    case "number": {
+      if (fd.kind === "decimal") {
+        const n = Number(v);
+        if (v.trim() === "" || Number.isNaN(n)) {
+          env.error(param, "Enter a number.");
+          return undefined;
+        }
+        return n;
+      }
+      if (!/^[+-]?\d+$/.test(v.trim())) {
+        env.error(param, "Enter a whole number.");
+        return undefined;
+      }
+      return Number(v);
+    }
+    case "bool":
+      if (TRUE.has(v)) return true;
+      if (FALSE.has(v)) return false;
+      return undefined;
+    case "choice": {
+      if (fd.kind !== "choice") return v;
+      const ok = fd.choices.some(([val]) => String(val) === v);
+      if (!ok) {
+        env.error(param, `Select a valid choice. ${v} is not one of the available choices.`);
+        return undefined;
+      }
+      return fd.int ? Number(v) : v;
+    }
+    case "uuid": {
+      const u = normalizeUuid(v);
+      if (!u) {
+        env.error(param, `“${v}” is not a valid UUID.`);
+        return undefined;
+      }
+      return u;
+    }
+    default:
+      return fd.kind === "mac" ? v.toUpperCase() : v;
+  }
+}
+
+/** A field filter with a lookup (`name`, `name__ic`, ...). */
+function fieldFilter(name: string, column: string, fd: FieldDef, kind: LookupKind, suffix: string): Filter {
+  const lookup = LOOKUPS[suffix]!;
+  return {
+    async apply(values, env) {
+      const param = suffix ? `${name}__${suffix}` : name;
+      const conds: Cond[] = [];
+      let hasNull = false;
+      const vals: unknown[] = [];
+      for (const raw of values) {
+        const v = lookup.text ? raw : coerce(kind, fd, param, raw, env);
+        if (v === undefined) continue;
+        if (v === null) hasNull = true;
+        else vals.push(v);
+      }
+      if (kind === "bool" && !vals.length && !hasNull) return undefined;
+      const c = col(column);
+      if (lookup.op === "eq") {
+        if (vals.length) conds.push(inList(c, vals));
+        if (hasNull) conds.push(sql<boolean>`${c} IS NULL`);
+      } else {
+        for (const v of vals) conds.push(lookup.sql(c, v, env.dialect));
+        if (hasNull) conds.push(sql<boolean>`${c} IS NULL`);
+      }
+      if (!conds.length) return sql<boolean>`1 = 0`;
+      const joined = or(conds);
+      return lookup.negate ? sql<boolean>`(${c} IS NULL OR ${not(joined)})` : joined;
+    },
+  };
+}
+
+/** Resolve values (UUIDs or natural keys) of a model to ids; unknown values are errors. */
+async function resolveIds(env: FilterEnv, param: string, target: Model, key: string, values: string[]): Promise<string[] | undefined> {
+  const ids: string[] = [];
+  const keys: string[] = [];
+  for (const v of values) {
+    if (v === "null") continue;
+    const u = normalizeUuid(v);
+    if (key === "id") {
+      if (!u) {
+        env.error(param, `“${v}” is not a valid UUID.`);
+        return undefined;
+      }
+      ids.push(u);
+    } else if (u) ids.push(u);
+    else keys.push(v);
+  }
+  if (keys.length) {
+    const rows = await env.db.selectFrom(target.table).select(["id", key]).where(key, "in", keys).execute();
+    const found = new Set(rows.map((r) => String(r[key])));
+    for (const k of keys) {
+      if (!found.has(k)) {
+        env.error(param, `Select a valid choice. ${k} is not one of the available choices.`);
+        return undefined;
+      }
+    }
+    ids.push(...rows.map((r) => r.id as string));
+  }
+  if (key !== "id" && ids.length) {
+    // UUIDs given to a natural-key filter must exist too (NaturalKeyOrPKMultipleChoiceFilter).
+    const found = await env.db.selectFrom(target.table).select("id").where("id", "in", ids).execute();
+    const ok = new Set(found.map((r) => r.id as string));
+    for (const id of ids) {
+      if (!ok.has(id)) {
+        env.error(param, `Select a valid choice. ${id} is not one of the available choices.`);
+        return undefined;
+      }
+    }
+  }
+  return ids;
+}
+
+/** Expand ids of a tree model to include all descendants. */
+async function withDescendants(env: FilterEnv, model: Model, ids: string[]): Promise<string[]> {
+  if (!model.tree || !ids.length) return ids;
+  const rows = await env.db.selectFrom(model.table).select(["id", `${model.tree}_id as p`]).execute();
+  const children = new Map<string, string[]>();
+  for (const r of rows) if (r.p) children.set(r.p, [...(children.get(r.p) ?? []), r.id]);
+  const out = new Set(ids);
+  const stack = [...ids];
+  while (stack.length) {
+    const id = stack.pop()!;
+    for (const c of children.get(id) ?? []) {
+      if (!out.has(c)) {
+        out.add(c);
+        stack.push(c);
+      }
+    }
+  }
+  return [...out];
+}
+
+/** `{kind: "path"}`: follow FK hops, then match the final target. Also used for automatic FK filters. */
+function pathFilter(def: FilterDef): Filter {
+  return {
+    async apply(values, env) {
+      const param = def.param as string;
+      const hops = String(def.path).split(".");
+      const models: Model[] = [env.model];
+      for (const hop of hops) {
+        const fd = models[models.length - 1]!.fields[hop];
+        if (fd?.kind !== "fk" && fd?.kind !== "m2m") throw new Error(`${env.model.key}: bad filter path ${def.path}`);
+        models.push(env.reg.get(fd.to));
+      }
+      const target = models[models.length - 1]!;
+      const key = (def.key as string | undefined) ?? target.naturalKey ?? "id";
+      const wantNull = values.includes("null");
+      let ids = await resolveIds(env, param, target, key, values);
+      if (!ids) return undefined;
+      if (def.tree) ids = await withDescendants(env, target, ids);
+      // Build from the far end back: ids of models[i] matching.
+      let cond: Cond | undefined;
+      let idsExpr: RawBuilder<unknown> | undefined;
+      for (let i = hops.length - 1; i >= 0; i--) {
+        const owner = models[i]!;
+        const hop = hops[i]!;
+        const fd = owner.fields[hop]!;
+        const alias = i === 0 ? "t" : `p${i}`;
+        let c: Cond;
+        if (fd.kind === "m2m") {
+          const jt = joinTable(owner, hop);
+          const inner = idsExpr ? sql`${idsExpr}` : sql.join(ids.length ? ids : ["__none__"]);
+          c = sql<boolean>`${col("id", alias)} IN (SELECT source_id FROM ${sql.table(jt)} WHERE target_id IN (${inner}))`;
+        } else {
+          const ref = col(`${hop}_id`, alias);
+          if (idsExpr) c = sql<boolean>`${ref} IN (${idsExpr})`;
+          else {
+            const parts: Cond[] = [];
+            if (ids.length) parts.push(inList(ref, ids));
+            if (wantNull && i === hops.length - 1) parts.push(sql<boolean>`${ref} IS NULL`);
+            c = parts.length ? or(parts) : sql<boolean>`1 = 0`;
+          }
+        }
+        if (i === 0) cond = c;
+        else idsExpr = sql`SELECT ${col("id", alias)} FROM ${sql.table(owner.table)} AS ${sql.id(alias)} WHERE ${c}`;
+      }
+      return def.negate ? not(cond!) : cond;
+    },
+  };
+}
+
+const boolValue = (values: string[]): boolean | undefined => {
+  const v = values[values.length - 1] ?? "";
+  return TRUE.has(v) ? true : FALSE.has(v) ? false : undefined;
+};
+
+function hasFilter(def: FilterDef): Filter {
+  return {
+    async apply(values, env) {
+      const b = boolValue(values);
+      if (b === undefined) return undefined;
+      const src = env.reg.get(String(def.model));
+      const via = src.fields[String(def.via)];
+      let sub: Cond;
+      if (via?.kind === "gfk") {
+        sub = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.table(src.table)} s WHERE s.${sql.id(`${def.via}_type`)} = ${env.model.key} AND s.${sql.id(`${def.via}_id`)} = t.id)`;
+      } else if (via?.kind === "m2m") {
+        sub = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.table(joinTable(src, String(def.via)))} s WHERE s.target_id = t.id)`;
+      } else {
+        sub = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.table(src.table)} s WHERE s.${sql.id(`${def.via}_id`)} = t.id)`;
+      }
+      return b ? sub : not(sub);
+    },
+  };
+}
+
+function reverseFilter(def: FilterDef): Filter {
+  return {
+    async apply(values, env) {
+      const src = env.reg.get(String(def.model));
+      const ids = await resolveIds(env, String(def.param), src, String(def.key ?? src.naturalKey ?? "id"), values);
+      if (!ids) return undefined;
+      const via = src.fields[String(def.via)];
+      if (via?.kind === "m2m") {
+        return sql<boolean>`t.id IN (SELECT target_id FROM ${sql.table(joinTable(src, String(def.via)))} WHERE source_id IN (${sql.join(ids.length ? ids : ["__none__"])}))`;
+      }
+      return sql<boolean>`t.id IN (SELECT ${sql.id(`${def.via}_id`)} FROM ${sql.table(src.table)} WHERE id IN (${sql.join(ids.length ? ids : ["__none__"])}))`;
+    },
+  };
+}
+
+function notNullFilter(def: FilterDef): Filter {
+  return {
+    async apply(values, env) {
+      const b = boolValue(values);
+      if (b === undefined) return undefined;
+      const fd = env.model.fields[String(def.field)];
+      const c = col(fd?.kind === "fk" ? `${def.field}_id` : String(def.field));
+      return b ? sql<boolean>`${c} IS NOT NULL` : sql<boolean>`${c} IS NULL`;
+    },
+  };
+}
+
+/** IP filters (nautobot-models.md §3.3). */
+function ipFilter(def: FilterDef): Filter {
+  return {
+    async apply(values, env) {
+      const f = String(def.field);
+      const fam = col(`${f}_family`);
+      const start = col(`${f}_start`);
+      const end = col(`${f}_end`);
+      const len = col(`${f}_len`);
+      const host = col(`${f}_host`);
+      const conds: Cond[] = [];
+      for (const v of values) {
+        if (def.op === "mask_length") {
+          if (!/^\d+$/.test(v)) {
+            env.error(String(def.param), "Enter a whole number.");
+            return undefined;
+          }
+          const cmp = def.cmp === "gte" ? sql`>=` : def.cmp === "lte" ? sql`<=` : sql`=`;
+          conds.push(sql<boolean>`${len} ${cmp} ${Number(v)}`);
+          continue;
+        }
+        if (def.op === "family") {
+          if (v !== "4" && v !== "6") {
+            env.error(String(def.param), `Select a valid choice. ${v} is not one of the available choices.`);
+            return undefined;
+          }
+          conds.push(sql<boolean>`${fam} = ${Number(v)}`);
+          continue;
+        }
+        let c: ReturnType<typeof parseCidr>;
+        try {
+          c = parseCidr(v);
+        } catch {
+          if (def.op === "prefix" || def.op === "address") {
+            conds.push(sql<boolean>`1 = 0`);
+            continue;
+          }
+          env.error(String(def.param), `Invalid IP address format: ${v}`);
+          return undefined;
+        }
+        const s = ipKey(c.family, c.start);
+        const e = ipKey(c.family, c.end);
+        switch (def.op) {
+          case "prefix":
+            conds.push(sql<boolean>`(${fam} = ${c.family} AND ${start} = ${s} AND ${len} = ${c.prefixLength})`);
+            break;
+          case "within":
+            conds.push(sql<boolean>`(${fam} = ${c.family} AND ${start} >= ${s} AND ${end} <= ${e} AND ${len} > ${c.prefixLength})`);
+            break;
+          case "within_include":
+            conds.push(sql<boolean>`(${fam} = ${c.family} AND ${start} >= ${s} AND ${end} <= ${e} AND ${len} >= ${c.prefixLength})`);
+            break;
+          case "contains":
+            conds.push(sql<boolean>`(${fam} = ${c.family} AND ${start} <= ${s} AND ${end} >= ${e} AND ${len} <= ${c.prefixLength})`);
+            break;
+          case "parent":
+            conds.push(sql<boolean>`(${fam} = ${c.family} AND ${host} >= ${s} AND ${host} <= ${e})`);
+            break;
+          case "address": {
+            const h = ipKey(c.family, c.hostInt);
+            conds.push(
+              v.includes("/")
+                ? sql<boolean>`(${fam} = ${c.family} AND ${host} = ${h} AND ${len} = ${c.prefixLength})`
+                : sql<boolean>`(${fam} = ${c.family} AND ${host} = ${h})`,
+            );
+            break;
+          }
+          default:
+            throw new Error(`unknown ip op ${String(def.op)}`);
+        }
+      }
+      return conds.length ? or(conds) : undefined;
+    },
+  };
+}
+
+function statusFilter(negate: boolean): Filter {
+  return {
+    async apply(values, env) {
+      const slugs = values.map((v) => v.toLowerCase());
+      const rows = await env.db.selectFrom("extras_status").select(["id", "slug"]).where("slug", "in", slugs).execute();
+      const found = new Set(rows.map((r) => r.slug));
+      for (const s of slugs) {
+        if (!found.has(s)) {
+          env.error(negate ? "status__n" : "status", `Select a valid choice. ${s} is not one of the available choices.`);
+          return undefined;
+        }
+      }
+      const c = inList(col("status_id"), rows.map((r) => r.id));
+      return negate ? not(c) : c;
+    },
+  };
+}
+
+function tagFilter(negate: boolean): Filter {
+  return {
+    async apply(values, env) {
+      const param = negate ? "tag__n" : "tag";
+      const conds: Cond[] = [];
+      for (const v of values) {
+        const row = await env.db.selectFrom("extras_tag").select("id").where("slug", "=", v).executeTakeFirst();
+        if (!row) {
+          env.error(param, `Select a valid choice. ${v} is not one of the available choices.`);
+          return undefined;
+        }
+        conds.push(
+          sql<boolean>`t.id IN (SELECT object_id FROM extras_taggeditem WHERE content_type = ${env.model.key} AND tag_id = ${row.id})`,
+        );
+      }
+      return negate ? not(or(conds)) : and(conds);
+    },
+  };
+}
+
+function searchFilter(fields: readonly string[]): Filter {
+  return {
+    async apply(values, env) {
+      const v = (values[values.length - 1] ?? "").trim();
+      if (!v) return undefined;
+      const conds: Cond[] = [];
+      const pattern = `%${escapeLike(v)}%`;
+      for (const name of fields) {
+        const fd = env.model.fields[name];
+        if (fd?.kind === "ip") {
+          const net = parsePartialNetwork(v);
+          if (net) {
+            const s = ipKey(net.family, net.start);
+            const e = ipKey(net.family, net.end);
+            conds.push(sql<boolean>`(${col(`${name}_family`)} = ${net.family} AND ${col(`${name}_start`)} <= ${e} AND ${col(`${name}_end`)} >= ${s})`);
+          }
+          continue;
+        }
+        if (fd?.kind === "int") {
+          if (/^\d+$/.test(v)) conds.push(sql<boolean>`${col(name)} = ${Number(v)}`);
+          continue;
+        }
+        if (name.includes(".")) {
+          const [hop, attr] = name.split(".") as [string, string];
+          const hfd = env.model.fields[hop];
+          if (hfd?.kind === "fk") {
+            const target = env.reg.get(hfd.to);
+            conds.push(
+              sql<boolean>`${col(`${hop}_id`)} IN (SELECT id FROM ${sql.table(target.table)} WHERE ${env.dialect.ilike(sql.ref(attr), pattern)})`,
+            );
+          }
+          continue;
+        }
+        conds.push(env.dialect.ilike(col(name), pattern));
+      }
+      const u = normalizeUuid(v);
+      if (u) conds.push(sql<boolean>`t.id = ${u}`);
+      return conds.length ? or(conds) : sql<boolean>`1 = 0`;
+    },
+  };
+}
+
+function gfkFilter(name: string, part: "type" | "id"): Filter {
+  return {
+    async apply(values, env) {
+      if (part === "id") {
+        const ids: string[] = [];
+        for (const v of values) {
+          const u = normalizeUuid(v);
+          if (!u) {
+            env.error(`${name}_id`, `“${v}” is not a valid UUID.`);
+            return undefined;
+          }
+          ids.push(u);
+        }
+        return inList(col(`${name}_id`), ids);
+      }
+      return inList(col(`${name}_type`), values);
+    },
+  };
+}
+
+function ctsFilter(model: Model, name: string): Filter {
+  return {
+    async apply(values) {
+      const jt = joinTable(model, name);
+      return and(values.map((v) => sql<boolean>`t.id IN (SELECT source_id FROM ${sql.table(jt)} WHERE content_type = ${v})`));
+    },
+  };
+}
+
+function customFieldFilter(cfName: string): Filter {
+  return {
+    async apply(values, env) {
+      const cf = await env.db.selectFrom("extras_customfield").selectAll().where("name", "=", cfName).executeTakeFirst();
+      if (!cf) return undefined;
+      const v = values[values.length - 1] ?? "";
+      const expr = env.dialect.jsonText(col("_custom_field_data"), cfName);
+      if (v === "null") return sql<boolean>`${expr} IS NULL`;
+      const exact = ["select", "integer", "boolean", "date"].includes(cf.type) || cf.filter_logic === "exact";
+      if (cf.type === "boolean") {
+        const b = TRUE.has(v) ? 1 : FALSE.has(v) ? 0 : undefined;
+        if (b === undefined) return undefined;
+        return env.dialect.engine === "sqlite" ? sql<boolean>`${expr} = ${b}` : sql<boolean>`${expr} = ${b ? "true" : "false"}`;
+      }
+      if (cf.type === "integer") return sql<boolean>`CAST(${expr} AS TEXT) = ${String(Number(v))}`;
+      return exact ? sql<boolean>`${expr} = ${v}` : env.dialect.ilike(expr, `%${escapeLike(v)}%`);
+    },
+  };
+}
+
+const filterSetCache = new Map<string, Map<string, Filter>>();
+
+/** The accepted filter parameters of a model (derived once). */
+export function filterSetFor(reg: Registry, model: Model): Map<string, Filter> {
+  const cached = filterSetCache.get(model.key);
+  if (cached) return cached;
+  const fs = new Map<string, Filter>();
+  const addLookups = (name: string, column: string, fd: FieldDef, kind: LookupKind) => {
+    for (const [suffix, lk] of Object.entries(LOOKUPS)) {
+      if (!lk.kinds.includes(kind)) continue;
+      fs.set(suffix ? `${name}__${suffix}` : name, fieldFilter(name, column, fd, kind, suffix));
+    }
+  };
+  addLookups("id", "id", { kind: "str" }, "uuid");
+  for (const [name, fd] of model.fieldList) {
+    if (fd.noFilter || fd.writeOnly) continue;
+    const kind = lookupKindOf(fd);
+    if (kind) {
+      addLookups(name, name, fd, kind);
+      continue;
+    }
+    if (fd.kind === "fk" || fd.kind === "m2m") {
+      const target = reg.get(fd.to);
+      const idName = fd.kind === "fk" && fd.idFilter ? fd.idFilter : `${name}_id`;
+      fs.set(idName, pathFilter({ kind: "path", path: name, key: "id", param: idName }));
+      fs.set(`${idName}__n`, pathFilter({ kind: "path", path: name, key: "id", param: `${idName}__n`, negate: true }));
+      const key = fd.filterKey === false ? undefined : (fd.filterKey ?? target.naturalKey);
+      if (key) {
+        fs.set(name, pathFilter({ kind: "path", path: name, key, param: name }));
+        fs.set(`${name}__n`, pathFilter({ kind: "path", path: name, key, param: `${name}__n`, negate: true }));
+      }
+    } else if (fd.kind === "status") {
+      fs.set("status", statusFilter(false));
+      fs.set("status__n", statusFilter(true));
+    } else if (fd.kind === "gfk") {
+      fs.set(`${name}_type`, gfkFilter(name, "type"));
+      fs.set(`${name}_id`, gfkFilter(name, "id"));
+    } else if (fd.kind === "cts") {
+      fs.set(name, ctsFilter(model, name));
+    }
+  }
+  if (model.changelog) {
+    const created = { kind: "date" } as FieldDef;
+    addLookups("created", "created", created, "date");
+    addLookups("last_updated", "last_updated", { kind: "datetime" }, "date");
+  }
+  if (model.tags) {
+    fs.set("tag", tagFilter(false));
+    fs.set("tag__n", tagFilter(true));
+  }
+  fs.set("q", searchFilter(model.search ?? (model.fields.name ? ["name"] : [])));
+  for (const [param, def] of Object.entries(model.filters ?? {})) {
+    const d = { ...def, param };
+    switch (def.kind) {
+      case "path":
+        fs.set(param, pathFilter(d));
+        break;
+      case "has":
+        fs.set(param, hasFilter(d));
+        break;
+      case "reverse":
+        fs.set(param, reverseFilter(d));
+        break;
+      case "notnull":
+        fs.set(param, notNullFilter(d));
+        break;
+      case "ip":
+        fs.set(param, ipFilter(d));
+        if (def.op === "mask_length") {
+          fs.set(`${param}__gte`, ipFilter({ ...d, param: `${param}__gte`, cmp: "gte" }));
+          fs.set(`${param}__lte`, ipFilter({ ...d, param: `${param}__lte`, cmp: "lte" }));
+        }
+        break;
+      case "custom": {
+        const impl = CUSTOM_FILTERS[String(def.fn)];
+        if (impl) fs.set(param, impl(d));
+        break;
+      }
+      default:
+        throw new Error(`${model.key}: unknown filter kind ${def.kind}`);
+    }
+  }
+  filterSetCache.set(model.key, fs);
+  return fs;
+}
+
+/**
+ * Compile request parameters into one condition. Custom-field filters (`cf_<name>`) are accepted for any
+ * model with custom fields. @returns the condition (undefined when no filter applies) and field errors.
+ */
+export async function compileFilters(
+  env: Omit<FilterEnv, "error">,
+  params: ReadonlyMap<string, string[]>,
+  ignore: ReadonlySet<string> = RESERVED_PARAMS,
+): Promise<{ cond: Cond | undefined; errors: Record<string, string[]> }> {
+  const errors: Record<string, string[]> = {};
+  const error = (p: string, m: string) => {
+    errors[p] = [...(errors[p] ?? []), m];
+  };
+  const fenv: FilterEnv = { ...env, error };
+  const fs = filterSetFor(env.reg, env.model);
+  const conds: Cond[] = [];
+  for (const [param, values] of params) {
+    if (ignore.has(param)) continue;
+    let filter = fs.get(param);
+    if (!filter && env.model.customFields && param.startsWith("cf_")) filter = customFieldFilter(param.slice(3));
+    if (!filter) {
+      error(param, "Unknown filter field");
+      continue;
+    }
+    const c = await filter.apply(values, fenv);
+    if (c) conds.push(c);
+  }
+  return { cond: conds.length ? and(conds) : undefined, errors };
+}
+
+export { containsCidr };

@@ -1,0 +1,254 @@
+/**
+ * The model registry: every model declaration, validated and indexed at start-up.
+ *
+ * Derived facts live here so that generic code never re-derives them: table and column names,
+ * reverse relations (for on-delete rules and counts), features (content-type groups), URL lookup.
+ */
+import type { FieldDef, ModelDef } from "./meta.ts";
+import { models as circuits } from "./models/circuits.ts";
+import { models as dcim } from "./models/dcim.ts";
+import { models as dcimComponents } from "./models/dcim-components.ts";
+import { models as extras } from "./models/extras.ts";
+import { models as ipam } from "./models/ipam.ts";
+import { models as tenancy } from "./models/tenancy.ts";
+import { models as users } from "./models/users.ts";
+import { models as virtualization } from "./models/virtualization.ts";
+
+/** The application segments under /api/, in Nautobot's order. */
+export const APPS = ["circuits", "dcim", "extras", "ipam", "plugins", "tenancy", "users", "virtualization"] as const;
+
+/** Human names of the apps (content type display "DCIM | device"). */
+export const APP_LABELS: Record<string, string> = {
+  circuits: "Circuits",
+  dcim: "DCIM",
+  extras: "Extras",
+  ipam: "IPAM",
+  tenancy: "Tenancy",
+  users: "Users",
+  virtualization: "Virtualization",
+};
+
+/** A physical column of a model's table. */
+export interface Column {
+  name: string;
+  /** Logical SQL type; the dialect maps it. */
+  type: "text" | "int" | "bigint" | "real" | "bool" | "json";
+  /** Field the column belongs to. */
+  field: string;
+}
+
+/** A registered model: its declaration plus derived facts. */
+export interface Model extends ModelDef {
+  /** `app.name`: the content type. */
+  key: string;
+  table: string;
+  /** Ordered `[name, def]` field list. */
+  fieldList: ReadonlyArray<readonly [string, FieldDef]>;
+  columns: Column[];
+  /** Integer content-type id (stable: position in the sorted key list, from 1). */
+  ctId: number;
+  /** Natural key used by `<fk>` filters and nested lookups: slug if present, else name. */
+  naturalKey: string | undefined;
+}
+
+/** A relation pointing at a model: `from.field` references it. */
+export interface ReverseRelation {
+  from: Model;
+  field: string;
+  def: FieldDef & { kind: "fk" | "gfk" | "m2m" };
+}
+
+/** Error raised by the registry self-check at start-up. */
+export class RegistryError extends Error {
+  override name = "RegistryError";
+}
+
+function columnsOf(name: string, def: FieldDef): Column[] {
+  switch (def.kind) {
+    case "str":
+      return def.natural
+        ? [
+            { name, type: "text", field: name },
+            { name: `${name}_nat`, type: "text", field: name },
+          ]
+        : [{ name, type: "text", field: name }];
+    case "text":
+    case "slug":
+    case "date":
+    case "datetime":
+    case "mac":
+    case "ct":
+      return [{ name, type: "text", field: name }];
+    case "int":
+      return [{ name, type: "bigint", field: name }];
+    case "bool":
+      return [{ name, type: "bool", field: name }];
+    case "decimal":
+      return [{ name, type: "real", field: name }];
+    case "json":
+      return [{ name, type: "json", field: name }];
+    case "choice":
+      return [{ name, type: def.int ? "int" : "text", field: name }];
+    case "fk":
+      return [{ name: `${name}_id`, type: "text", field: name }];
+    case "status":
+      return [{ name: "status_id", type: "text", field: name }];
+    case "gfk":
+      return [
+        { name: `${name}_type`, type: "text", field: name },
+        { name: `${name}_id`, type: "text", field: name },
+      ];
+    case "ip":
+      return [
+        { name, type: "text", field: name },
+        { name: `${name}_family`, type: "int", field: name },
+        { name: `${name}_start`, type: "text", field: name },
+        { name: `${name}_end`, type: "text", field: name },
+        { name: `${name}_len`, type: "int", field: name },
+        { name: `${name}_host`, type: "text", field: name },
+      ];
+    case "m2m":
+    case "cts":
+    case "count":
+    case "computed":
+      return [];
+  }
+}
+
+/** The registry: all models, indexed. Build once with `buildRegistry()`. */
+export class Registry {
+  readonly models = new Map<string, Model>();
+  private readonly byPath = new Map<string, Model>();
+  private readonly reverse = new Map<string, ReverseRelation[]>();
+  private readonly features = new Map<string, string[]>();
+
+  constructor(defs: readonly ModelDef[]) {
+    const keys = defs.map((d) => `${d.app}.${d.name}`).sort();
+    for (const def of defs) {
+      const key = `${def.app}.${def.name}`;
+      if (this.models.has(key)) throw new RegistryError(`duplicate model ${key}`);
+      const fieldList = Object.entries(def.fields);
+      const columns: Column[] = [{ name: "id", type: "text", field: "id" }];
+      for (const [name, fd] of fieldList) columns.push(...columnsOf(name, fd));
+      if (def.customFields) columns.push({ name: "_custom_field_data", type: "json", field: "custom_fields" });
+      if (def.changelog) {
+        columns.push({ name: "created", type: "text", field: "created" });
+        columns.push({ name: "last_updated", type: "text", field: "last_updated" });
+      }
+      const model: Model = {
+        ...def,
+        key,
+        table: def.table ?? `${def.app}_${def.name}`,
+        fieldList,
+        columns,
+        ctId: keys.indexOf(key) + 1,
+        naturalKey: def.fields.slug ? "slug" : def.fields.name ? "name" : undefined,
+      };
+      this.models.set(key, model);
+      const pathKey = `${def.app}/${def.path}`;
+      if (this.byPath.has(pathKey)) throw new RegistryError(`duplicate path ${pathKey}`);
+      this.byPath.set(pathKey, model);
+      for (const feat of def.features ?? []) {
+        const list = this.features.get(feat) ?? [];
+        list.push(key);
+        this.features.set(feat, list);
+      }
+    }
+    for (const model of this.models.values()) {
+      for (const [name, fd] of model.fieldList) {
+        if (fd.kind === "fk" || fd.kind === "m2m") {
+          if (!this.models.has(fd.to)) throw new RegistryError(`${model.key}.${name}: unknown target ${fd.to}`);
+          const list = this.reverse.get(fd.to) ?? [];
+          list.push({ from: model, field: name, def: fd });
+          this.reverse.set(fd.to, list);
+        } else if (fd.kind === "gfk") {
+          for (const target of this.resolveAllowed(fd.allowed)) {
+            const list = this.reverse.get(target) ?? [];
+            list.push({ from: model, field: name, def: fd });
+            this.reverse.set(target, list);
+          }
+        } else if (fd.kind === "count") {
+          if (!this.models.has(fd.model)) throw new RegistryError(`${model.key}.${name}: unknown model ${fd.model}`);
+        }
+      }
+      for (const n of model.nested) {
+        if (!(n in model.fields)) throw new RegistryError(`${model.key}: nested field ${n} is not a field`);
+      }
+    }
+  }
+
+  /** Resolve an `allowed` spec (list of keys, or a feature name) to model keys. */
+  resolveAllowed(allowed: readonly string[] | string): string[] {
+    if (typeof allowed === "string") return this.feature(allowed);
+    return [...allowed];
+  }
+
+  /**
+   * Models of a feature. Declared features (`cable_terminations`, `locations`) come from the model
+   * declarations; derived ones: `all`, `statuses` (models with a status field), `taggable`,
+   * `custom_fields`, `webhooks` (every writable model, Nautobot's list is a subset).
+   */
+  feature(name: string): string[] {
+    const all = [...this.models.values()];
+    switch (name) {
+      case "all":
+        return all.map((m) => m.key).sort();
+      case "statuses":
+        return all.filter((m) => m.fieldList.some(([, d]) => d.kind === "status")).map((m) => m.key).sort();
+      case "taggable":
+        return this.taggable();
+      case "custom_fields":
+        return all.filter((m) => m.customFields).map((m) => m.key).sort();
+      case "webhooks":
+        return all.filter((m) => !m.readOnly).map((m) => m.key).sort();
+      default:
+        return [...(this.features.get(name) ?? [])].sort();
+    }
+  }
+
+  /** The model at `/api/<app>/<path>/`, if any. */
+  byUrl(app: string, path: string): Model | undefined {
+    return this.byPath.get(`${app}/${path}`);
+  }
+
+  /** The model with key `app.name`. @throws RegistryError when unknown. */
+  get(key: string): Model {
+    const m = this.models.get(key);
+    if (!m) throw new RegistryError(`unknown model ${key}`);
+    return m;
+  }
+
+  /** Relations (FK, generic FK, M2M) that point at a model. */
+  reverseOf(key: string): readonly ReverseRelation[] {
+    return this.reverse.get(key) ?? [];
+  }
+
+  /** Models of an app, sorted by URL path (app root listing order). */
+  appModels(app: string): Model[] {
+    return [...this.models.values()].filter((m) => m.app === app).sort((a, b) => (a.path < b.path ? -1 : 1));
+  }
+
+  /** Every model with tags enabled (content types a tag may apply to). */
+  taggable(): string[] {
+    return [...this.models.values()].filter((m) => m.tags).map((m) => m.key).sort();
+  }
+}
+
+let cached: Registry | undefined;
+
+/** Build (once) and return the registry of all models. @throws RegistryError on a bad declaration. */
+export function registry(): Registry {
+  if (!cached) {
+    cached = new Registry([
+      ...circuits,
+      ...dcim,
+      ...dcimComponents,
+      ...extras,
+      ...ipam,
+      ...tenancy,
+      ...users,
+      ...virtualization,
+    ]);
+  }
+  return cached;
+}

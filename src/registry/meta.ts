@@ -1,0 +1,384 @@
+/**
+ * The model registry's meta-schema: how a model is declared, as data.
+ *
+ * A model declaration (`ModelDef`) names its fields (`FieldDef`), representation rules (nested fields,
+ * display), uniqueness, ordering, filters and validation. Everything else (DDL, SQL, representations,
+ * filters, OPTIONS metadata, change events) is derived by generic code from these declarations.
+ * Field semantics follow Nautobot 1.6 (see shared/reference/nautobot-models.md, legend table).
+ */
+
+/** A choice set: ordered `[value, label]` pairs (Nautobot `ChoiceSet`). */
+export type Choices = ReadonlyArray<readonly [string | number, string]>;
+
+/** What happens to a referencing row when its target is deleted (Django `on_delete`). */
+export type OnDelete = "PROTECT" | "CASCADE" | "SET_NULL";
+
+interface FieldBase {
+  /** Human label (OPTIONS `label`); defaults to the field name with `_` as spaces, first letter upper. */
+  label?: string;
+  /** Help text (OPTIONS `help_text`). */
+  help?: string;
+  /** Required on create (POST) and on PUT. */
+  required?: boolean;
+  /** Read-only on the wire. */
+  readOnly?: boolean;
+  /** Write-only on the wire (never rendered). */
+  writeOnly?: boolean;
+  /** JSON `null` accepted and stored. */
+  nullable?: boolean;
+  /** Whole-table uniqueness (DRF message "<model> with this <field> already exists."). */
+  unique?: boolean;
+  /** Not rendered in the full representation (still stored, filterable). */
+  hidden?: boolean;
+  /** Do not generate the automatic exact filter for this field. */
+  noFilter?: boolean;
+}
+
+export interface StrField extends FieldBase {
+  kind: "str";
+  max?: number;
+  min?: number;
+  default?: string | null;
+  /** Regular expression the value must match, with its error message. */
+  pattern?: readonly [RegExp, string];
+  /** `email`, `url`, `color` (6 hex) — validation flavours. */
+  format?: "email" | "url" | "color" | "hex";
+  /** Store a naturalized sort key in `<name>_nat` (Nautobot natural ordering). */
+  natural?: boolean;
+}
+export interface TextField extends FieldBase {
+  kind: "text";
+  default?: string;
+}
+export interface SlugField extends FieldBase {
+  kind: "slug";
+  max?: number;
+  /** Field(s) the slug is generated from when omitted (AutoSlugField `populate_from`). */
+  from?: string;
+  /** Use `_` instead of `-` (custom fields). */
+  underscore?: boolean;
+}
+export interface IntField extends FieldBase {
+  kind: "int";
+  min?: number;
+  max?: number;
+  default?: number | null;
+}
+export interface BoolField extends FieldBase {
+  kind: "bool";
+  default?: boolean;
+}
+export interface DecimalField extends FieldBase {
+  kind: "decimal";
+  digits: number;
+  places: number;
+}
+export interface DateField extends FieldBase {
+  kind: "date";
+}
+export interface DateTimeField extends FieldBase {
+  kind: "datetime";
+  /** Set to now on create when omitted. */
+  autoNow?: boolean;
+}
+export interface JsonField extends FieldBase {
+  kind: "json";
+  /** Value must be a JSON object (e.g. local_context_data). */
+  object?: boolean;
+  /** Value must be a JSON array (e.g. ports, actions). */
+  array?: "int" | "str";
+  default?: unknown;
+  /** For `array: "int"`: bounds of each element. */
+  itemMin?: number;
+  itemMax?: number;
+}
+export interface ChoiceField extends FieldBase {
+  kind: "choice";
+  choices: Choices;
+  /** Rendered as the bare value both ways (DRF auto ChoiceField, "plain-choice"). */
+  plain?: boolean;
+  /** Values are integers (rack width). */
+  int?: boolean;
+  default?: string | number;
+}
+export interface FkField extends FieldBase {
+  kind: "fk";
+  /** Target model key `app.model`. */
+  to: string;
+  onDelete: OnDelete;
+  /** Omitted-on-write default is null but explicit `null` is rejected (Tenant.group). */
+  rejectNull?: boolean;
+  /** Render with this list of target fields instead of the target's nested representation. */
+  nestedFields?: readonly string[];
+  /** Render the target's brief form as a bare UUID (nested component `cable`). */
+  asId?: boolean;
+  /** Restrict writable targets: extra equality conditions on the target's columns. */
+  limitTo?: Readonly<Record<string, unknown>>;
+  /** Filter name exposed as `<name>` with this natural key (slug or name); false disables it. */
+  filterKey?: string | false;
+  /** Name of the `<x>_id` filter; default `<field>_id`. */
+  idFilter?: string;
+}
+export interface M2mField extends FieldBase {
+  kind: "m2m";
+  to: string;
+  /** Join table name; default `<model table>_<field>`. */
+  through?: string;
+  filterKey?: string | false;
+}
+export interface StatusField extends FieldBase {
+  kind: "status";
+}
+export interface ContentTypeField extends FieldBase {
+  kind: "ct";
+  /** Allowed `app.model` values, or a feature name of the registry (`cable_terminations`). */
+  allowed: readonly string[] | string;
+}
+export interface ContentTypesField extends FieldBase {
+  kind: "cts";
+  allowed: readonly string[] | string;
+}
+/** Generic FK: `<name>_type` + `<name>_id` on the wire, `<name>` read back as a nested object. */
+export interface GenericFkField extends FieldBase {
+  kind: "gfk";
+  allowed: readonly string[] | string;
+  /** What happens to this row when the target is deleted. */
+  onDelete: OnDelete;
+  /** The object id is not checked for existence (IPAddress.assigned_object_id). */
+  unchecked?: boolean;
+}
+export interface IpField extends FieldBase {
+  kind: "ip";
+  /** `network`: host bits cleared (prefix, aggregate); `host`: host bits kept (IP address). */
+  mode: "network" | "host";
+}
+export interface MacField extends FieldBase {
+  kind: "mac";
+}
+/** A read-only count of rows of `model` whose `via` FK points at this row. */
+export interface CountField extends FieldBase {
+  kind: "count";
+  model: string;
+  via: string;
+  /** Count across the tree (this node and its descendants). */
+  tree?: boolean;
+}
+/** A read-only value computed set-wise by a named loader (see service/computed.ts). */
+export interface ComputedField extends FieldBase {
+  kind: "computed";
+  loader: string;
+  /** OPTIONS type to report. */
+  type?: string;
+}
+
+export type FieldDef =
+  | StrField
+  | TextField
+  | SlugField
+  | IntField
+  | BoolField
+  | DecimalField
+  | DateField
+  | DateTimeField
+  | JsonField
+  | ChoiceField
+  | FkField
+  | M2mField
+  | StatusField
+  | ContentTypeField
+  | ContentTypesField
+  | GenericFkField
+  | IpField
+  | MacField
+  | CountField
+  | ComputedField;
+
+export type FieldKind = FieldDef["kind"];
+
+/** A uniqueness rule over several fields (Django `unique_together` / serializer validators). */
+export interface UniqueTogether {
+  fields: readonly string[];
+  /** Error message; default DRF's "The fields a, b must make a unique set." under non_field_errors. */
+  message?: string;
+  /** Key the error is reported under; default `non_field_errors` (or `__all__` with a message). */
+  errorKey?: string;
+  /** Only enforced when every listed field is non-null (SQL semantics). Default true. */
+  skipNulls?: boolean;
+}
+
+/** An extra filter beyond the automatic ones; compiled by a named filter kind in query/filters.ts. */
+export interface FilterDef {
+  /** Filter kind: see `query/filters.ts` FILTER_KINDS. */
+  kind: string;
+  /** Field or path the filter works on. */
+  field?: string;
+  /** Target model for relation filters. */
+  to?: string;
+  /** Natural key column on the target (`slug`, `name`). */
+  key?: string;
+  /** Other kind-specific options. */
+  [option: string]: unknown;
+}
+
+/** Validation context passed to a model's `validate` rule (Django `clean()`). */
+export interface ValidateArgs {
+  /** The merged record after applying the write: column-level values keyed by field name. */
+  data: Record<string, any>;
+  /** The stored record before the write (undefined on create). */
+  before: Record<string, any> | undefined;
+  /** Load one row of a model by id (raw field values) or undefined. */
+  get(model: string, id: string | null | undefined): Promise<Record<string, any> | undefined>;
+  /** Find rows of a model matching simple equality conditions on fields. */
+  find(model: string, where: Record<string, unknown>, limit?: number): Promise<Record<string, any>[]>;
+  /** Count rows of a model matching equality conditions. */
+  count(model: string, where: Record<string, unknown>): Promise<number>;
+  /** Record an error for a field (or `__all__`). */
+  error(field: string, message: string): void;
+  /** Settings relevant to validation (ENFORCE_GLOBAL_UNIQUE...). */
+  settings: { enforceGlobalUnique: boolean };
+}
+
+/** After-write side effects run inside the same transaction (signals in Nautobot). */
+export interface AfterWriteArgs {
+  action: "create" | "update";
+  id: string;
+  data: Record<string, any>;
+  before: Record<string, any> | undefined;
+  /** Service handle for nested writes (component instantiation, denormalised fields). */
+  service: unknown;
+}
+
+export interface ModelDef {
+  /** Application label: circuits, dcim, extras, ipam, tenancy, users, virtualization. */
+  app: string;
+  /** Lower-case model name (`device`, `vminterface`); the content type is `app.name`. */
+  name: string;
+  /** Verbose name, lower case (`ip address`); drives messages and OPTIONS `name`. */
+  verbose: string;
+  /** Verbose plural. */
+  plural?: string;
+  /** URL segment under the app (`ip-addresses`). */
+  path: string;
+  /** Table name; default `<app>_<name>`. */
+  table?: string;
+  fields: Readonly<Record<string, FieldDef>>;
+  /** Fields of the nested representation besides `id`, `url`, `display` (Nautobot Nested serializer). */
+  nested: readonly string[];
+  /** Display rule: a field name, or a function over the raw row and its loaded relations. */
+  display?: string | ((row: Record<string, any>, rel: Record<string, any>) => string);
+  /** FK fields that `display` reads (loaded even in nested mode). */
+  displayUses?: readonly string[];
+  /** Capabilities. */
+  tags?: boolean;
+  customFields?: boolean;
+  /** created / last_updated (change-logged models). */
+  changelog?: boolean;
+  /** Devices and VMs render config_context. */
+  configContext?: boolean;
+  /** Read-only endpoint (content types, object changes). */
+  readOnly?: boolean;
+  /** Parent FK for tree models (region, location...). */
+  tree?: string;
+  /** Ordering columns (field names; `-` prefix for descending; `<field>_nat` allowed). `id` is appended. */
+  ordering?: readonly string[];
+  uniqueTogether?: readonly UniqueTogether[];
+  /** Fields searched by `q` (icontains, OR). */
+  search?: readonly string[];
+  /** Extra filters by query parameter name. */
+  filters?: Readonly<Record<string, FilterDef>>;
+  /** Model-level validation (`clean()`). */
+  validate?: (args: ValidateArgs) => Promise<void> | void;
+  /** Named side-effect hooks after create/update (in the write transaction). */
+  afterWrite?: string;
+  /** Features this model belongs to (`cable_terminations`, `locations`, `statuses`, ...). */
+  features?: readonly string[];
+}
+
+/** Field builders: terse constructors used by the model declarations. */
+export const f = {
+  str: (max: number, o: Omit<StrField, "kind" | "max"> = {}): StrField => ({ kind: "str", max, ...o }),
+  text: (o: Omit<TextField, "kind"> = {}): TextField => ({ kind: "text", ...o }),
+  slug: (from: string, o: Omit<SlugField, "kind" | "from"> = {}): SlugField => ({
+    kind: "slug",
+    from,
+    max: 100,
+    ...o,
+  }),
+  int: (o: Omit<IntField, "kind"> = {}): IntField => ({ kind: "int", ...o }),
+  bool: (def: boolean, o: Omit<BoolField, "kind" | "default"> = {}): BoolField => ({
+    kind: "bool",
+    default: def,
+    ...o,
+  }),
+  decimal: (digits: number, places: number, o: Omit<DecimalField, "kind" | "digits" | "places"> = {}) =>
+    ({ kind: "decimal", digits, places, ...o }) as DecimalField,
+  date: (o: Omit<DateField, "kind"> = {}): DateField => ({ kind: "date", ...o }),
+  datetime: (o: Omit<DateTimeField, "kind"> = {}): DateTimeField => ({ kind: "datetime", ...o }),
+  json: (o: Omit<JsonField, "kind"> = {}): JsonField => ({ kind: "json", ...o }),
+  choice: (choices: Choices, o: Omit<ChoiceField, "kind" | "choices"> = {}): ChoiceField => ({
+    kind: "choice",
+    choices,
+    ...o,
+  }),
+  fk: (to: string, onDelete: OnDelete, o: Omit<FkField, "kind" | "to" | "onDelete"> = {}): FkField => ({
+    kind: "fk",
+    to,
+    onDelete,
+    ...o,
+  }),
+  m2m: (to: string, o: Omit<M2mField, "kind" | "to"> = {}): M2mField => ({ kind: "m2m", to, ...o }),
+  status: (): StatusField => ({ kind: "status", required: true }),
+  ct: (allowed: readonly string[] | string, o: Omit<ContentTypeField, "kind" | "allowed"> = {}) =>
+    ({ kind: "ct", allowed, ...o }) as ContentTypeField,
+  cts: (allowed: readonly string[] | string, o: Omit<ContentTypesField, "kind" | "allowed"> = {}) =>
+    ({ kind: "cts", allowed, ...o }) as ContentTypesField,
+  gfk: (allowed: readonly string[] | string, onDelete: OnDelete, o: Omit<GenericFkField, "kind" | "allowed" | "onDelete"> = {}) =>
+    ({ kind: "gfk", allowed, onDelete, ...o }) as GenericFkField,
+  ip: (mode: "network" | "host", o: Omit<IpField, "kind" | "mode"> = {}): IpField => ({ kind: "ip", mode, ...o }),
+  mac: (o: Omit<MacField, "kind"> = {}): MacField => ({ kind: "mac", ...o }),
+  count: (model: string, via: string, o: Omit<CountField, "kind" | "model" | "via"> = {}): CountField => ({
+    kind: "count",
+    model,
+    via,
+    readOnly: true,
+    ...o,
+  }),
+  computed: (loader: string, o: Omit<ComputedField, "kind" | "loader"> = {}): ComputedField => ({
+    kind: "computed",
+    loader,
+    readOnly: true,
+    ...o,
+  }),
+  /** `description` str(200), the most common field. */
+  description: (): StrField => ({ kind: "str", max: 200, default: "" }),
+  /** `name` str(n) required. */
+  name: (max = 100, o: Omit<StrField, "kind" | "max"> = {}): StrField => ({
+    kind: "str",
+    max,
+    required: true,
+    ...o,
+  }),
+  /** `comments` text. */
+  comments: (): TextField => ({ kind: "text", default: "" }),
+  /** Optional nullable FK. */
+  ofk: (to: string, onDelete: OnDelete, o: Omit<FkField, "kind" | "to" | "onDelete"> = {}): FkField => ({
+    kind: "fk",
+    to,
+    onDelete,
+    nullable: true,
+    ...o,
+  }),
+  /** Required FK. */
+  rfk: (to: string, onDelete: OnDelete, o: Omit<FkField, "kind" | "to" | "onDelete"> = {}): FkField => ({
+    kind: "fk",
+    to,
+    onDelete,
+    required: true,
+    ...o,
+  }),
+};
+
+/** Declare a model (identity function that keeps the literal type checked). */
+export function defineModel(def: ModelDef): ModelDef {
+  return def;
+}

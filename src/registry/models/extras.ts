@@ -1,0 +1,234 @@
+/**
+ * Extras models: statuses, tags, custom fields, config contexts, webhooks, object changes and content
+ * types (Nautobot 1.6 `extras` app; shared/reference/nautobot-models.md §2F, nautobot-webhooks.md §1, §7).
+ */
+import { defineModel, f, type ModelDef } from "../meta.ts";
+
+const COLOR = f.str(6, { default: "9e9e9e", format: "color" });
+
+export const CUSTOM_FIELD_TYPES = [
+  ["text", "Text"],
+  ["integer", "Integer"],
+  ["boolean", "Boolean (true/false)"],
+  ["date", "Date"],
+  ["url", "URL"],
+  ["select", "Selection"],
+  ["multi-select", "Multiple selection"],
+  ["json", "JSON"],
+  ["markdown", "Markdown"],
+] as const;
+
+export const FILTER_LOGIC = [
+  ["disabled", "Disabled"],
+  ["loose", "Loose"],
+  ["exact", "Exact"],
+] as const;
+
+export const HTTP_METHODS = [
+  ["GET", "GET"],
+  ["POST", "POST"],
+  ["PUT", "PUT"],
+  ["PATCH", "PATCH"],
+  ["DELETE", "DELETE"],
+] as const;
+
+export const CHANGE_ACTIONS = [
+  ["create", "Created"],
+  ["update", "Updated"],
+  ["delete", "Deleted"],
+] as const;
+
+export const status = defineModel({
+  app: "extras",
+  name: "status",
+  verbose: "status",
+  plural: "statuses",
+  path: "statuses",
+  changelog: true,
+  customFields: true,
+  fields: {
+    content_types: f.cts("statuses", { required: true }),
+    name: f.name(50, { unique: true }),
+    slug: f.slug("name", { max: 50, unique: true }),
+    color: COLOR,
+    description: { ...f.description(), hidden: true },
+  },
+  nested: ["name", "slug"],
+  ordering: ["name"],
+  search: ["name", "slug"],
+});
+
+export const tag = defineModel({
+  app: "extras",
+  name: "tag",
+  verbose: "tag",
+  path: "tags",
+  changelog: true,
+  customFields: true,
+  fields: {
+    name: f.name(100, { unique: true }),
+    slug: { ...f.slug("name", { unique: true }), required: true },
+    color: COLOR,
+    description: f.description(),
+    tagged_items: f.computed("tagged_items", { type: "integer" }),
+    content_types: f.cts("taggable"),
+  },
+  nested: ["name", "slug", "color"],
+  ordering: ["name"],
+  search: ["name", "slug"],
+});
+
+export const customField = defineModel({
+  app: "extras",
+  name: "customfield",
+  verbose: "custom field",
+  path: "custom-fields",
+  changelog: true,
+  fields: {
+    content_types: f.cts("custom_fields", { required: true }),
+    type: f.choice(CUSTOM_FIELD_TYPES, { required: true }),
+    name: f.str(50, { required: true, unique: true, pattern: [/^[a-z0-9_]+$/i, "Only alphanumeric characters and underscores are allowed."] }),
+    label: f.str(50, { default: "" }),
+    slug: { ...f.slug("name", { max: 50, underscore: true, unique: true }) },
+    description: f.description(),
+    required: f.bool(false),
+    filter_logic: f.choice(FILTER_LOGIC, { default: "loose" }),
+    default: f.json({ nullable: true }),
+    weight: f.int({ default: 100, min: 0 }),
+    validation_minimum: f.int({ nullable: true }),
+    validation_maximum: f.int({ nullable: true }),
+    validation_regex: f.str(500, { default: "" }),
+    choices: f.json({ array: "str", default: [] }),
+  },
+  nested: ["name"],
+  display: (r) => (r.label ? r.label : r.name),
+  ordering: ["weight", "name"],
+  search: ["name", "label", "description"],
+  validate({ data, before, error }) {
+    if (before && before.name !== data.name) error("name", "Cannot change the name of a custom field.");
+    if (before && before.type !== data.type) error("type", "Cannot change the type of a custom field.");
+    const isSelect = data.type === "select" || data.type === "multi-select";
+    if (!isSelect && Array.isArray(data.choices) && data.choices.length > 0) {
+      error("choices", "Choices may be set only for selection-type custom fields.");
+    }
+    if (data.type === "select" && data.default != null && !(data.choices ?? []).includes(data.default)) {
+      error("default", `The specified default value (${data.default}) is not listed as an available choice.`);
+    }
+    if (data.validation_minimum != null && data.type !== "integer") {
+      error("validation_minimum", "A minimum value may be set only for numeric fields");
+    }
+    if (data.validation_maximum != null && data.type !== "integer") {
+      error("validation_maximum", "A maximum value may be set only for numeric fields");
+    }
+  },
+});
+
+export const configContext = defineModel({
+  app: "extras",
+  name: "configcontext",
+  verbose: "config context",
+  path: "config-contexts",
+  changelog: true,
+  fields: {
+    name: f.name(100, { unique: true }),
+    weight: f.int({ default: 1000, min: 0, max: 32767 }),
+    description: f.description(),
+    is_active: f.bool(true),
+    regions: f.m2m("dcim.region"),
+    sites: f.m2m("dcim.site"),
+    locations: f.m2m("dcim.location"),
+    roles: f.m2m("dcim.devicerole"),
+    device_types: f.m2m("dcim.devicetype"),
+    platforms: f.m2m("dcim.platform"),
+    cluster_groups: f.m2m("virtualization.clustergroup"),
+    clusters: f.m2m("virtualization.cluster"),
+    tenant_groups: f.m2m("tenancy.tenantgroup"),
+    tenants: f.m2m("tenancy.tenant"),
+    tags: f.m2m("extras.tag", { filterKey: "slug" }),
+    data: f.json({ object: true, required: true }),
+  },
+  nested: ["name"],
+  ordering: ["weight", "name"],
+  search: ["name", "description"],
+});
+
+export const webhook = defineModel({
+  app: "extras",
+  name: "webhook",
+  verbose: "webhook",
+  path: "webhooks",
+  changelog: true,
+  fields: {
+    content_types: f.cts("webhooks", { required: true }),
+    name: f.name(150, { unique: true }),
+    type_create: f.bool(false),
+    type_update: f.bool(false),
+    type_delete: f.bool(false),
+    payload_url: f.str(500, { required: true, label: "URL" }),
+    enabled: f.bool(true),
+    http_method: f.choice(HTTP_METHODS, { default: "POST" }),
+    http_content_type: f.str(100, { default: "application/json" }),
+    additional_headers: f.text(),
+    body_template: f.text(),
+    secret: f.str(255, { default: "" }),
+    ssl_verification: f.bool(true),
+    ca_file_path: f.str(4096, { nullable: true }),
+  },
+  nested: ["name"],
+  ordering: ["name"],
+  search: ["name", "payload_url"],
+  validate({ data, error }) {
+    if (!data.type_create && !data.type_update && !data.type_delete) {
+      error("type_create", "You must select at least one type: create, update, and/or delete.");
+    }
+    if (!data.ssl_verification && data.ca_file_path) {
+      error("ca_file_path", "Do not specify a CA certificate file if SSL verification is disabled.");
+    }
+  },
+});
+
+export const objectChange = defineModel({
+  app: "extras",
+  name: "objectchange",
+  verbose: "object change",
+  path: "object-changes",
+  readOnly: true,
+  fields: {
+    time: f.datetime({ readOnly: true }),
+    user: f.ofk("users.user", "SET_NULL", { readOnly: true, filterKey: "username" }),
+    user_name: f.str(150, { readOnly: true }),
+    request_id: f.str(36, { readOnly: true }),
+    action: f.choice(CHANGE_ACTIONS, { readOnly: true }),
+    changed_object_type: f.ct("all", { readOnly: true }),
+    changed_object_id: f.str(36, { readOnly: true }),
+    changed_object: f.computed("changed_object", { type: "nested object" }),
+    related_object_type: f.ct("all", { readOnly: true, hidden: true, nullable: true }),
+    related_object_id: f.str(36, { readOnly: true, hidden: true, nullable: true }),
+    object_repr: f.str(200, { readOnly: true, hidden: true }),
+    object_data: f.json({ readOnly: true }),
+  },
+  nested: [],
+  display: (r) => `${r.changed_object_type} ${r.object_repr} ${r.action === "create" ? "created" : r.action === "update" ? "updated" : "deleted"} by ${r.user_name}`,
+  ordering: ["-time"],
+  search: ["user_name", "object_repr"],
+});
+
+export const contentType = defineModel({
+  app: "extras",
+  name: "contenttype",
+  verbose: "content type",
+  path: "content-types",
+  table: "extras_contenttype",
+  readOnly: true,
+  fields: {
+    app_label: f.str(100, { readOnly: true }),
+    model: f.str(100, { readOnly: true }),
+    display_name: f.str(200, { readOnly: true, hidden: true }),
+  },
+  nested: ["app_label", "model"],
+  display: "display_name",
+  ordering: ["app_label", "model"],
+  search: ["app_label", "model"],
+});
+
+export const models: ModelDef[] = [status, tag, customField, configContext, webhook, objectChange, contentType];

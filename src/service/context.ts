@@ -1,0 +1,62 @@
+/**
+ * The per-request context handed to the service: who acts, the request id shared by every change of the
+ * request, how to build absolute URLs, and per-request caches.
+ */
+import { randomUUID } from "node:crypto";
+import type { Registry } from "../registry/index.ts";
+import type { Db, Store } from "../store/db.ts";
+
+/** The authenticated user acting in a request. */
+export interface Actor {
+  id: string;
+  username: string;
+  isSuperuser: boolean;
+}
+
+/** Settings the service needs (from config). */
+export interface ServiceSettings {
+  /** Nautobot ENFORCE_GLOBAL_UNIQUE (default false). */
+  enforceGlobalUnique: boolean;
+  /** Change logging on/off (always on for the API). */
+  changelog: boolean;
+}
+
+/** Everything a service call needs. `db` is the transaction when inside one. */
+export interface Ctx {
+  store: Store;
+  db: Db;
+  reg: Registry;
+  settings: ServiceSettings;
+  /** `http://host` prefix for absolute URLs (no trailing slash); "" gives relative paths. */
+  baseUrl: string;
+  actor: Actor | undefined;
+  requestId: string;
+  /** Per-request memo of nested representations: model key → id → object. */
+  nestedCache: Map<string, Map<string, Record<string, unknown>>>;
+  /** Per-request memo of arbitrary lookups (statuses, custom field definitions). */
+  memo: Map<string, unknown>;
+  /** Token keys created in this request, shown once in clear (token id → key). */
+  freshTokenKeys: Map<string, string>;
+}
+
+/** Make a context. */
+export function makeCtx(args: {
+  store: Store;
+  reg: Registry;
+  settings: ServiceSettings;
+  baseUrl?: string;
+  actor?: Actor | undefined;
+}): Ctx {
+  return {
+    store: args.store,
+    db: args.store.db,
+    reg: args.reg,
+    settings: args.settings,
+    baseUrl: args.baseUrl ?? "",
+    actor: args.actor,
+    requestId: randomUUID(),
+    nestedCache: new Map(),
+    memo: new Map(),
+    freshTokenKeys: new Map(),
+  };
+}

@@ -1,0 +1,148 @@
+/**
+ * Side effects after a write, in the same transaction (Nautobot's signals and save() overrides),
+ * named by a model's `afterWrite`.
+ */
+import { randomUUID } from "node:crypto";
+import type { Ctx } from "./context.ts";
+import { naturalKey } from "./input.ts";
+import { type Row, statusesFor } from "./rows.ts";
+
+/** What a hook receives. */
+export interface HookArgs {
+  action: "create" | "update";
+  id: string;
+  data: Row;
+  before: Row | undefined;
+}
+
+const nowIso = () => new Date().toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+
+function pendingPush(ctx: Ctx, modelKey: string, id: string): void {
+  const list = (ctx.memo.get("pendingChanges") as unknown[] | undefined) ?? [];
+  list.push({ model: ctx.reg.get(modelKey), id, action: "create" });
+  ctx.memo.set("pendingChanges", list);
+}
+
+/**
+ * Instantiate a new device's components from its device type's templates (Nautobot
+ * `Device.save()` → `create_components`). Rear ports are created before front ports so the mapping
+ * holds; power outlets are linked to the new power ports by template. Skipped when
+ * `ctx.memo.get("skipTemplates")` is set (the NetBox importer loads real components instead).
+ */
+async function deviceComponents(ctx: Ctx, a: HookArgs): Promise<void> {
+  if (a.action !== "create" || ctx.memo.get("skipTemplates")) return;
+  const dt = a.data.device_type as string;
+  const now = nowIso();
+  const base = (r: Row) => ({
+    id: randomUUID(),
+    device_id: a.id,
+    name: r.name,
+    name_nat: naturalKey(r.name),
+    label: r.label ?? "",
+    description: r.description ?? "",
+    _custom_field_data: "{}",
+    created: now.slice(0, 10),
+    last_updated: now,
+  });
+  const tpl = (table: string) => ctx.db.selectFrom(table).selectAll().where("device_type_id", "=", dt).execute();
+  const insert = async (key: string, rows: Row[]) => {
+    if (!rows.length) return;
+    const model = ctx.reg.get(key);
+    for (let i = 0; i < rows.length; i += 200) await ctx.db.insertInto(model.table).values(rows.slice(i, i + 200)).execute();
+    for (const r of rows) pendingPush(ctx, key, r.id);
+  };
+  const active = (await statusesFor(ctx, "dcim.interface")).get("active") ?? [...(await statusesFor(ctx, "dcim.interface")).values()][0];
+  await insert(
+    "dcim.interface",
+    (await tpl("dcim_interfacetemplate")).map((t) => ({ ...base(t), type: t.type, mgmt_only: t.mgmt_only, enabled: true, status_id: active?.id ?? null, mode: "" })),
+  );
+  await insert("dcim.consoleport", (await tpl("dcim_consoleporttemplate")).map((t) => ({ ...base(t), type: t.type ?? "" })));
+  await insert("dcim.consoleserverport", (await tpl("dcim_consoleserverporttemplate")).map((t) => ({ ...base(t), type: t.type ?? "" })));
+  const ppMap = new Map<string, string>();
+  await insert(
+    "dcim.powerport",
+    (await tpl("dcim_powerporttemplate")).map((t) => {
+      const r = { ...base(t), type: t.type ?? "", maximum_draw: t.maximum_draw ?? null, allocated_draw: t.allocated_draw ?? null };
+      ppMap.set(t.id, r.id);
+      return r;
+    }),
+  );
+  await insert(
+    "dcim.poweroutlet",
+    (await tpl("dcim_poweroutlettemplate")).map((t) => ({
+      ...base(t),
+      type: t.type ?? "",
+      feed_leg: t.feed_leg ?? "",
+      power_port_id: t.power_port_id ? (ppMap.get(t.power_port_id) ?? null) : null,
+    })),
+  );
+  const rpMap = new Map<string, string>();
+  await insert(
+    "dcim.rearport",
+    (await tpl("dcim_rearporttemplate")).map((t) => {
+      const r = { ...base(t), type: t.type, positions: t.positions ?? 1 };
+      rpMap.set(t.id, r.id);
+      return r;
+    }),
+  );
+  await insert(
+    "dcim.frontport",
+    (await tpl("dcim_frontporttemplate")).map((t) => ({
+      ...base(t),
+      type: t.type,
+      rear_port_id: rpMap.get(t.rear_port_id) ?? null,
+      rear_port_position: t.rear_port_position ?? 1,
+    })),
+  );
+  await insert("dcim.devicebay", (await tpl("dcim_devicebaytemplate")).map((t) => ({ ...base(t) })));
+}
+
+/** Keep Circuit.termination_a / termination_z pointing at the circuit's A/Z terminations. */
+async function circuitTermination(ctx: Ctx, a: HookArgs): Promise<void> {
+  const side = a.data.term_side === "Z" ? "termination_z_id" : "termination_a_id";
+  const other = side === "termination_a_id" ? "termination_z_id" : "termination_a_id";
+  if (a.before && a.before.circuit !== a.data.circuit) {
+    await ctx.db.updateTable("circuits_circuit").set({ [side]: null }).where(side, "=", a.id).execute();
+  }
+  await ctx.db.updateTable("circuits_circuit").set({ [other]: null }).where(other, "=", a.id).execute();
+  await ctx.db.updateTable("circuits_circuit").set({ [side]: a.id }).where("id", "=", a.data.circuit).execute();
+}
+
+/** Link both cable terminations to the cable (Nautobot Cable.save → termination.cable). */
+async function cable(ctx: Ctx, a: HookArgs): Promise<void> {
+  for (const end of ["termination_a", "termination_b"]) {
+    const type = a.data[`${end}_type`] as string | null;
+    const id = a.data[`${end}_id`] as string | null;
+    if (!type || !id) continue;
+    const m = ctx.reg.models.get(type);
+    if (!m || !("cable" in m.fields)) continue;
+    await ctx.db.updateTable(m.table).set({ cable_id: a.id }).where("id", "=", id).execute();
+  }
+}
+
+/** Join the master device to its virtual chassis (position 1 when unset). */
+async function vcMaster(ctx: Ctx, a: HookArgs): Promise<void> {
+  const master = a.data.master as string | null;
+  if (!master) return;
+  const dev = await ctx.db.selectFrom("dcim_device").select(["id", "virtual_chassis_id", "vc_position"]).where("id", "=", master).executeTakeFirst();
+  if (!dev) return;
+  await ctx.db
+    .updateTable("dcim_device")
+    .set({ virtual_chassis_id: a.id, vc_position: dev.vc_position ?? 1 })
+    .where("id", "=", master)
+    .execute();
+}
+
+const HOOKS: Record<string, (ctx: Ctx, a: HookArgs) => Promise<void>> = {
+  device_components: deviceComponents,
+  circuit_termination: circuitTermination,
+  cable,
+  vc_master: vcMaster,
+};
+
+/** Run a named hook. Unknown names are a programming error. */
+export async function runHook(ctx: Ctx, name: string, args: HookArgs): Promise<void> {
+  const h = HOOKS[name];
+  if (!h) throw new Error(`unknown afterWrite hook ${name}`);
+  await h(ctx, args);
+}

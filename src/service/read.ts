@@ -1,0 +1,63 @@
+/**
+ * Reads: filtered, ordered, paginated lists and single objects of any registered model.
+ *
+ * Order is the model's declared ordering plus `id` as a tiebreaker, so offset paging never skips or
+ * repeats rows (issue 2, Pagination). The count query uses the same WHERE without ORDER BY, and is
+ * skipped when the first page is shorter than the limit.
+ */
+import { type SelectQueryBuilder, sql } from "kysely";
+import { compileFilters, RESERVED_PARAMS } from "../query/filters.ts";
+import type { Model } from "../registry/index.ts";
+import { orderColumns } from "../store/ordering.ts";
+import type { Ctx } from "./context.ts";
+import { NotFoundError, ValidationError } from "./errors.ts";
+import type { Row } from "./rows.ts";
+
+/** Parameters of a list call. */
+export interface ListParams {
+  params: ReadonlyMap<string, string[]>;
+  limit: number | undefined;
+  offset: number;
+  /** Extra ignored parameter names (e.g. `exclude` on devices/VMs). */
+  ignore?: ReadonlySet<string>;
+  /** Restrict to rows owned by a user (tokens). */
+  ownerColumn?: [string, string];
+}
+
+async function filtered(ctx: Ctx, model: Model, p: ListParams): Promise<SelectQueryBuilder<any, any, any>> {
+  const { cond, errors } = await compileFilters(
+    { db: ctx.db, dialect: ctx.store.dialect, reg: ctx.reg, model },
+    p.params,
+    p.ignore ?? RESERVED_PARAMS,
+  );
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+  let q = ctx.db.selectFrom(`${model.table} as t`);
+  if (cond) q = q.where(cond);
+  if (p.ownerColumn) q = q.where(`t.${p.ownerColumn[0]}`, "=", p.ownerColumn[1]);
+  return q;
+}
+
+/** A page of rows and the total count. `limit` undefined means all rows. */
+export async function listRows(ctx: Ctx, model: Model, p: ListParams): Promise<{ count: number; rows: Row[] }> {
+  const base = await filtered(ctx, model, p);
+  let q = base.selectAll("t");
+  for (const [c, desc] of orderColumns(model)) q = q.orderBy(`t.${c}`, desc ? "desc" : "asc");
+  if (p.limit !== undefined) q = q.limit(p.limit);
+  if (p.offset) q = q.offset(p.offset);
+  const rows = await q.execute();
+  let count: number;
+  if (p.offset === 0 && (p.limit === undefined || rows.length < p.limit)) count = rows.length;
+  else {
+    const r = await base.select(sql<number>`count(*)`.as("n")).executeTakeFirst();
+    count = Number(r?.n ?? 0);
+  }
+  return { count, rows };
+}
+
+/** One row by id, honouring filters (Nautobot applies filters to detail routes too). @throws NotFoundError */
+export async function getRow(ctx: Ctx, model: Model, id: string, p?: ListParams): Promise<Row> {
+  const q = p ? await filtered(ctx, model, p) : ctx.db.selectFrom(`${model.table} as t`);
+  const row = await q.selectAll("t").where("t.id", "=", id).executeTakeFirst();
+  if (!row) throw new NotFoundError();
+  return row;
+}

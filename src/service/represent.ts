@@ -1,0 +1,372 @@
+/**
+ * Representations: full, nested and brief JSON of stored rows (Nautobot 1.6 serializers, API 1.2).
+ *
+ * Related objects are loaded set-wise: for a page of rows, one query per relation (FK targets, status,
+ * M2M, tags, counts, computed values), recursively for the nested representations of the targets, with a
+ * per-request cache so that an object referenced by many rows is loaded and rendered once.
+ *
+ * Field order follows Nautobot: `id`, `display`, `url`, declared fields, `created`, `last_updated`,
+ * `tags`, `custom_fields` (full); `display`, `id`, `url`, nested fields (nested).
+ */
+import type { FieldDef, FkField } from "../registry/meta.ts";
+import type { Model } from "../registry/index.ts";
+import { joinTable } from "../store/ddl.ts";
+import { loadComputed } from "./computed.ts";
+import type { Ctx } from "./context.ts";
+import { chunks, customFieldsFor, type Row, rowsById, statusesById } from "./rows.ts";
+
+/** `full`, `nested`, or an explicit list of fields (slim serializers such as circuit terminations). */
+export type Mode = "full" | "nested" | { fields: readonly string[] };
+
+/** Options of a representation call. */
+export interface RepresentOptions {
+  /** Drop `config_context` (`?exclude=config_context`). */
+  excludeConfigContext?: boolean;
+}
+
+type Obj = Record<string, unknown>;
+
+/** Absolute (or relative when `baseUrl` is "") detail URL of an object. */
+export function detailUrl(ctx: Ctx, model: Model, id: string): string {
+  return `${ctx.baseUrl}/api/${model.app}/${model.path}/${id}/`;
+}
+
+/** The fields rendered in a mode (hidden and write-only fields never are). */
+function fieldsFor(model: Model, mode: Mode): Array<readonly [string, FieldDef]> {
+  if (mode === "full") return model.fieldList.filter(([, d]) => !d.hidden && !d.writeOnly);
+  const names = mode === "nested" ? model.nested : mode.fields;
+  return names.map((n) => [n, model.fields[n]!] as const).filter(([, d]) => d !== undefined);
+}
+
+/** Whether an FK renders as a bare id in this mode (nested component `cable`). */
+function fkAsId(name: string, fd: FkField, mode: Mode): boolean {
+  return mode !== "full" && (fd.asId === true || name === "cable");
+}
+
+/** Nested representations of `ids` of a model, from the request cache or loaded set-wise. */
+export async function nestedFor(
+  ctx: Ctx,
+  model: Model,
+  ids: readonly unknown[],
+  fields?: readonly string[],
+): Promise<Map<string, Obj>> {
+  const wanted = [...new Set(ids.filter((x): x is string => typeof x === "string"))];
+  if (fields) {
+    const rows = await rowsById(ctx, model, wanted);
+    const objs = await represent(ctx, model, [...rows.values()], { fields });
+    return new Map(objs.map((o) => [o.id as string, o]));
+  }
+  let cache = ctx.nestedCache.get(model.key);
+  if (!cache) {
+    cache = new Map();
+    ctx.nestedCache.set(model.key, cache);
+  }
+  const missing = wanted.filter((id) => !cache.has(id));
+  if (missing.length) {
+    const rows = await rowsById(ctx, model, missing);
+    const objs = await represent(ctx, model, [...rows.values()], "nested");
+    for (const o of objs) cache.set(o.id as string, o);
+  }
+  const out = new Map<string, Obj>();
+  for (const id of wanted) {
+    const o = cache.get(id);
+    if (o) out.set(id, o);
+  }
+  return out;
+}
+
+function renderScalar(fd: FieldDef, v: unknown): unknown {
+  switch (fd.kind) {
+    case "str":
+    case "text":
+    case "slug":
+    case "date":
+    case "datetime":
+    case "mac":
+    case "ct":
+    case "ip":
+      return v ?? (fd.nullable ? null : fd.kind === "ip" ? null : "");
+    case "int":
+      return v ?? null;
+    case "bool":
+      return v === null || v === undefined ? (fd.nullable ? null : false) : !!v;
+    case "decimal":
+      return v === null || v === undefined ? null : Number(v).toFixed(fd.places);
+    case "json":
+      return v === null || v === undefined ? (fd.default ?? null) : JSON.parse(v as string);
+    case "choice": {
+      if (fd.plain) return v ?? "";
+      if (v === null || v === undefined || v === "") return null;
+      const c = fd.choices.find(([val]) => val === v || String(val) === String(v));
+      return { value: fd.int ? Number(v) : v, label: c ? c[1] : String(v) };
+    }
+    default:
+      return v;
+  }
+}
+
+/**
+ * Render rows of a model. Rows are raw stored rows (column names). Returns objects in row order.
+ */
+export async function represent(
+  ctx: Ctx,
+  model: Model,
+  rows: readonly Row[],
+  mode: Mode,
+  opts: RepresentOptions = {},
+): Promise<Obj[]> {
+  if (!rows.length) return [];
+  const fields = fieldsFor(model, mode);
+  const ids = rows.map((r) => r.id as string);
+  const shown = new Set(fields.map(([n]) => n));
+  const uses = (model.displayUses ?? []).filter((n) => !shown.has(n) || mode !== "full");
+
+  // --- set-wise loads -------------------------------------------------------------------------
+  const fkMaps = new Map<string, Map<string, Obj>>();
+  const relFields = new Set<string>([...fields.map(([n]) => n), ...uses]);
+  for (const name of relFields) {
+    const fd = model.fields[name];
+    if (fd?.kind !== "fk") continue;
+    if (shown.has(name) && fkAsId(name, fd, mode) && !uses.includes(name)) continue;
+    const target = ctx.reg.get(fd.to);
+    const values = rows.map((r) => r[`${name}_id`]);
+    fkMaps.set(name, await nestedFor(ctx, target, values, fd.nestedFields));
+  }
+  const needStatus = fields.some(([, d]) => d.kind === "status");
+  const statuses = needStatus ? await statusesById(ctx) : undefined;
+
+  const m2mMaps = new Map<string, Map<string, Obj[]>>();
+  const ctsMaps = new Map<string, Map<string, string[]>>();
+  const gfkMaps = new Map<string, Map<string, Obj>>();
+  const countMaps = new Map<string, Map<string, number>>();
+  const computed = new Map<string, unknown[]>();
+  for (const [name, fd] of fields) {
+    if (fd.kind === "m2m") {
+      const jt = joinTable(model, name);
+      const links: Row[] = [];
+      for (const part of chunks(ids)) {
+        links.push(...(await ctx.db.selectFrom(jt).selectAll().where("source_id", "in", part).execute()));
+      }
+      const targets = await nestedFor(
+        ctx,
+        ctx.reg.get(fd.to),
+        links.map((l) => l.target_id),
+      );
+      const byRow = new Map<string, Obj[]>();
+      for (const l of links) {
+        const t = targets.get(l.target_id);
+        if (!t) continue;
+        const list = byRow.get(l.source_id) ?? [];
+        list.push(t);
+        byRow.set(l.source_id, list);
+      }
+      for (const list of byRow.values()) list.sort((a, b) => String(a.display).localeCompare(String(b.display)));
+      m2mMaps.set(name, byRow);
+    } else if (fd.kind === "cts") {
+      const jt = joinTable(model, name);
+      const byRow = new Map<string, string[]>();
+      for (const part of chunks(ids)) {
+        for (const l of await ctx.db.selectFrom(jt).selectAll().where("source_id", "in", part).execute()) {
+          const list = byRow.get(l.source_id) ?? [];
+          list.push(l.content_type);
+          byRow.set(l.source_id, list);
+        }
+      }
+      for (const list of byRow.values()) list.sort();
+      ctsMaps.set(name, byRow);
+    } else if (fd.kind === "gfk") {
+      const byType = new Map<string, string[]>();
+      for (const r of rows) {
+        const t = r[`${name}_type`];
+        const id = r[`${name}_id`];
+        if (t && id) byType.set(t, [...(byType.get(t) ?? []), id]);
+      }
+      const out = new Map<string, Obj>();
+      for (const [t, tids] of byType) {
+        const target = ctx.reg.models.get(t);
+        if (!target) continue;
+        const objs = await nestedFor(ctx, target, tids);
+        for (const [id, o] of objs) out.set(`${t}:${id}`, o);
+      }
+      gfkMaps.set(name, out);
+    } else if (fd.kind === "count") {
+      const src = ctx.reg.get(fd.model);
+      const via = src.fields[fd.via];
+      const counts = new Map<string, number>();
+      for (const part of chunks(ids)) {
+        let q = ctx.db.selectFrom(src.table);
+        if (via?.kind === "gfk") {
+          q = q.where(`${fd.via}_type`, "=", model.key).where(`${fd.via}_id`, "in", part);
+          const res = await q.select([`${fd.via}_id as k`, (eb: any) => eb.fn.countAll().as("n")]).groupBy(`${fd.via}_id`).execute();
+          for (const r of res) counts.set(r.k as string, Number(r.n));
+        } else if (via?.kind === "m2m") {
+          const jt = joinTable(src, fd.via);
+          const res = await ctx.db
+            .selectFrom(jt)
+            .select(["target_id as k", (eb: any) => eb.fn.countAll().as("n")])
+            .where("target_id", "in", part)
+            .groupBy("target_id")
+            .execute();
+          for (const r of res) counts.set(r.k as string, Number(r.n));
+        } else {
+          const col = `${fd.via}_id`;
+          const res = await q.select([`${col} as k`, (eb: any) => eb.fn.countAll().as("n")]).where(col, "in", part).groupBy(col).execute();
+          for (const r of res) counts.set(r.k as string, Number(r.n));
+        }
+      }
+      if (fd.tree && model.tree) {
+        for (const id of ids) if (!counts.has(id)) counts.set(id, 0);
+        await addTreeCounts(ctx, model, counts, src, fd.via);
+      }
+      countMaps.set(name, counts);
+    } else if (fd.kind === "computed") {
+      if (fd.loader === "config_context" && opts.excludeConfigContext) continue;
+      computed.set(name, await loadComputed(ctx, model, rows, name, fd, mode));
+    }
+  }
+
+  let tagMap: Map<string, Obj[]> | undefined;
+  if (mode === "full" && model.tags) tagMap = await tagsFor(ctx, model, ids);
+  const cfDefs = mode === "full" && model.customFields ? await customFieldsFor(ctx, model.key) : undefined;
+
+  // --- assemble -------------------------------------------------------------------------------
+  const out: Obj[] = [];
+  rows.forEach((row, i) => {
+    const rel: Obj = {};
+    for (const [name, map] of fkMaps) rel[name] = map.get(row[`${name}_id`]) ?? null;
+    const obj: Obj = {};
+    const display = displayOf(model, row, rel);
+    if (mode === "full") {
+      obj.id = row.id;
+      obj.display = display;
+      obj.url = detailUrl(ctx, model, row.id);
+    } else {
+      obj.display = display;
+      obj.id = row.id;
+      obj.url = detailUrl(ctx, model, row.id);
+    }
+    for (const [name, fd] of fields) {
+      switch (fd.kind) {
+        case "fk":
+          obj[name] = fkAsId(name, fd, mode) ? (row[`${name}_id`] ?? null) : (rel[name] ?? null);
+          break;
+        case "status": {
+          const st = row.status_id ? statuses?.get(row.status_id) : undefined;
+          obj[name] = st ? { value: st.slug, label: st.name } : null;
+          break;
+        }
+        case "m2m":
+          obj[name] = m2mMaps.get(name)?.get(row.id) ?? [];
+          break;
+        case "cts":
+          obj[name] = ctsMaps.get(name)?.get(row.id) ?? [];
+          break;
+        case "gfk": {
+          const t = row[`${name}_type`] ?? null;
+          const id = row[`${name}_id`] ?? null;
+          obj[`${name}_type`] = t;
+          obj[`${name}_id`] = id;
+          obj[name] = t && id ? (gfkMaps.get(name)?.get(`${t}:${id}`) ?? null) : null;
+          break;
+        }
+        case "count":
+          obj[name] = countMaps.get(name)?.get(row.id) ?? 0;
+          break;
+        case "computed": {
+          const vals = computed.get(name);
+          if (vals) obj[name] = vals[i];
+          break;
+        }
+        default:
+          obj[name] = renderScalar(fd, row[name]);
+      }
+    }
+    if (mode === "full") {
+      if (model.changelog) {
+        obj.created = row.created ?? null;
+        obj.last_updated = row.last_updated ?? null;
+      }
+      if (tagMap) obj.tags = tagMap.get(row.id) ?? [];
+      if (cfDefs) {
+        const data = row._custom_field_data ? JSON.parse(row._custom_field_data) : {};
+        const cf: Obj = {};
+        for (const d of cfDefs) cf[d.name] = data[d.name] ?? null;
+        obj.custom_fields = cf;
+      }
+    }
+    out.push(obj);
+  });
+  return out;
+}
+
+/** The `display` string of a row. */
+function displayOf(model: Model, row: Row, rel: Obj): string {
+  const d = model.display;
+  if (typeof d === "function") {
+    const rec: Row = { ...row };
+    for (const [name, fd] of model.fieldList) if (fd.kind === "fk") rec[name] = row[`${name}_id`] ?? null;
+    return d(rec, rel);
+  }
+  const key = d ?? (model.fields.name ? "name" : undefined);
+  return key ? String(row[key] ?? "") : String(row.id);
+}
+
+/** Tags of rows: nested tag objects (plus created/last_updated, as Nautobot's TagSerializerField). */
+async function tagsFor(ctx: Ctx, model: Model, ids: string[]): Promise<Map<string, Obj[]>> {
+  const tagModel = ctx.reg.get("extras.tag");
+  const byRow = new Map<string, Obj[]>();
+  for (const part of chunks(ids)) {
+    const links = await ctx.db
+      .selectFrom("extras_taggeditem as ti")
+      .innerJoin("extras_tag as t", "t.id", "ti.tag_id")
+      .select(["ti.object_id", "t.id", "t.name", "t.slug", "t.color", "t.created", "t.last_updated"])
+      .where("ti.content_type", "=", model.key)
+      .where("ti.object_id", "in", part)
+      .orderBy("t.name")
+      .execute();
+    for (const l of links) {
+      const list = byRow.get(l.object_id) ?? [];
+      list.push({
+        display: l.name,
+        id: l.id,
+        url: detailUrl(ctx, tagModel, l.id),
+        name: l.name,
+        slug: l.slug,
+        color: l.color,
+        created: l.created,
+        last_updated: l.last_updated,
+      });
+      byRow.set(l.object_id, list);
+    }
+  }
+  return byRow;
+}
+
+/**
+ * Cumulative tree counts (Region.site_count counts sites of the region and its descendants):
+ * direct counts of every node are summed up each node's ancestor chain. One query for the tree, one for
+ * the direct counts.
+ */
+async function addTreeCounts(ctx: Ctx, model: Model, counts: Map<string, number>, src: Model, via: string): Promise<void> {
+  const parentCol = `${model.tree}_id`;
+  const nodes = await ctx.db.selectFrom(model.table).select(["id", parentCol]).execute();
+  const parent = new Map(nodes.map((r) => [r.id as string, (r[parentCol] as string | null) ?? null]));
+  const col = `${via}_id`;
+  const direct = await ctx.db
+    .selectFrom(src.table)
+    .select([`${col} as k`, (eb: any) => eb.fn.countAll().as("n")])
+    .where(col, "is not", null)
+    .groupBy(col)
+    .execute();
+  const wanted = new Set(counts.keys());
+  for (const id of wanted) counts.set(id, 0);
+  for (const r of direct) {
+    const n = Number(r.n);
+    let node: string | null = r.k as string;
+    let guard = 0;
+    while (node && guard++ < 100) {
+      if (wanted.has(node)) counts.set(node, (counts.get(node) ?? 0) + n);
+      node = parent.get(node) ?? null;
+    }
+  }
+}

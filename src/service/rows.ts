@@ -1,0 +1,189 @@
+/**
+ * Row access shared by reads and writes: fetch rows by id set-wise, and convert between stored rows
+ * (column names) and records (field names, the shape validation rules see).
+ */
+import type { Model } from "../registry/index.ts";
+import { joinTable } from "../store/ddl.ts";
+import type { Ctx } from "./context.ts";
+
+export type Row = Record<string, any>;
+
+const CHUNK = 2000;
+
+/** Split a list for IN (...) clauses. */
+export function chunks<T>(list: readonly T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+}
+
+/** Fetch rows of `model` whose `column` is in `values` (one query per 2000 values). */
+export async function rowsWhereIn(ctx: Ctx, model: Model, column: string, values: readonly unknown[]): Promise<Row[]> {
+  const uniq = [...new Set(values.filter((v) => v !== null && v !== undefined))];
+  if (!uniq.length) return [];
+  const out: Row[] = [];
+  for (const part of chunks(uniq)) {
+    const rows = await ctx.db.selectFrom(model.table).selectAll().where(column, "in", part).execute();
+    out.push(...rows);
+  }
+  return out;
+}
+
+/** Fetch rows by id, as a map. */
+export async function rowsById(ctx: Ctx, model: Model, ids: readonly unknown[]): Promise<Map<string, Row>> {
+  const rows = await rowsWhereIn(ctx, model, "id", ids);
+  return new Map(rows.map((r) => [r.id as string, r]));
+}
+
+/** Status rows (id → row), loaded once per request. */
+export async function statusesById(ctx: Ctx): Promise<Map<string, Row>> {
+  const key = "statuses";
+  let m = ctx.memo.get(key) as Map<string, Row> | undefined;
+  if (!m) {
+    const rows = await ctx.db.selectFrom("extras_status").selectAll().execute();
+    m = new Map(rows.map((r) => [r.id as string, r]));
+    ctx.memo.set(key, m);
+  }
+  return m;
+}
+
+/** Statuses enabled for a content type: slug → status row (Status.objects.get_for_model). */
+export async function statusesFor(ctx: Ctx, modelKey: string): Promise<Map<string, Row>> {
+  const key = `statuses:${modelKey}`;
+  let m = ctx.memo.get(key) as Map<string, Row> | undefined;
+  if (!m) {
+    const rows = await ctx.db
+      .selectFrom("extras_status as s")
+      .innerJoin("extras_status_content_types as ct", "ct.source_id", "s.id")
+      .selectAll("s")
+      .where("ct.content_type", "=", modelKey)
+      .orderBy("s.name")
+      .execute();
+    m = new Map(rows.map((r) => [r.slug as string, r]));
+    ctx.memo.set(key, m);
+  }
+  return m;
+}
+
+/** A custom field definition as stored. */
+export interface CustomFieldDef {
+  id: string;
+  name: string;
+  type: string;
+  required: boolean;
+  default: unknown;
+  filter_logic: string;
+  validation_minimum: number | null;
+  validation_maximum: number | null;
+  validation_regex: string;
+  choices: string[];
+}
+
+/** Custom fields assigned to a content type, ordered by weight then name; once per request. */
+export async function customFieldsFor(ctx: Ctx, modelKey: string): Promise<CustomFieldDef[]> {
+  const key = `cf:${modelKey}`;
+  let defs = ctx.memo.get(key) as CustomFieldDef[] | undefined;
+  if (!defs) {
+    const rows = await ctx.db
+      .selectFrom("extras_customfield as c")
+      .innerJoin("extras_customfield_content_types as ct", "ct.source_id", "c.id")
+      .selectAll("c")
+      .where("ct.content_type", "=", modelKey)
+      .orderBy("c.weight")
+      .orderBy("c.name")
+      .execute();
+    defs = rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      type: r.type,
+      required: !!r.required,
+      default: r.default == null ? null : JSON.parse(r.default),
+      filter_logic: r.filter_logic,
+      validation_minimum: r.validation_minimum,
+      validation_maximum: r.validation_maximum,
+      validation_regex: r.validation_regex ?? "",
+      choices: r.choices ? JSON.parse(r.choices) : [],
+    }));
+    ctx.memo.set(key, defs);
+  }
+  return defs;
+}
+
+/** Convert a stored row to a record keyed by field name (FK → id, status → slug, json parsed). */
+export async function toRecord(ctx: Ctx, model: Model, row: Row): Promise<Row> {
+  const rec: Row = { id: row.id };
+  for (const [name, fd] of model.fieldList) {
+    switch (fd.kind) {
+      case "fk":
+        rec[name] = row[`${name}_id`] ?? null;
+        break;
+      case "status": {
+        const st = row.status_id ? (await statusesById(ctx)).get(row.status_id) : undefined;
+        rec[name] = st ? st.slug : null;
+        break;
+      }
+      case "gfk":
+        rec[`${name}_type`] = row[`${name}_type`] ?? null;
+        rec[`${name}_id`] = row[`${name}_id`] ?? null;
+        break;
+      case "json":
+        rec[name] = row[name] == null ? null : JSON.parse(row[name]);
+        break;
+      case "bool":
+        rec[name] = row[name] == null ? null : !!row[name];
+        break;
+      case "m2m": {
+        const rows = await ctx.db.selectFrom(joinTable(model, name)).select("target_id").where("source_id", "=", row.id).execute();
+        rec[name] = rows.map((r) => r.target_id);
+        break;
+      }
+      case "cts": {
+        const rows = await ctx.db.selectFrom(joinTable(model, name)).select("content_type").where("source_id", "=", row.id).execute();
+        rec[name] = rows.map((r) => r.content_type);
+        break;
+      }
+      case "count":
+      case "computed":
+        break;
+      default:
+        rec[name] = row[name] ?? null;
+    }
+  }
+  if (model.customFields) rec.custom_fields = row._custom_field_data ? JSON.parse(row._custom_field_data) : {};
+  return rec;
+}
+
+/** Load one record by id, or undefined. */
+export async function getRecord(ctx: Ctx, model: Model, id: string | null | undefined): Promise<Row | undefined> {
+  if (!id) return undefined;
+  const row = await ctx.db.selectFrom(model.table).selectAll().where("id", "=", id).executeTakeFirst();
+  return row ? toRecord(ctx, model, row) : undefined;
+}
+
+/** Column name of a field for equality conditions (FK → `<f>_id`). */
+export function columnOf(model: Model, field: string): string {
+  const fd = model.fields[field];
+  if (!fd) return field;
+  if (fd.kind === "fk") return `${field}_id`;
+  if (fd.kind === "status") return "status_id";
+  return field;
+}
+
+/** Find records matching equality conditions keyed by field name (status by slug, ip by text). */
+export async function findRecords(ctx: Ctx, model: Model, where: Record<string, unknown>, limit = 1000): Promise<Row[]> {
+  let q = ctx.db.selectFrom(model.table).selectAll();
+  for (const [field, value] of Object.entries(where)) {
+    const fd = model.fields[field];
+    if (fd?.kind === "status") {
+      const st = (await statusesFor(ctx, model.key)).get(String(value));
+      q = q.where("status_id", "=", st ? st.id : "__none__");
+      continue;
+    }
+    const col = field.endsWith("_type") || field.endsWith("_id") ? field : columnOf(model, field);
+    q = value === null ? q.where(col, "is", null) : q.where(col, "=", value as any);
+  }
+  const rows = await q.limit(limit).execute();
+  const out: Row[] = [];
+  for (const r of rows) out.push(await toRecord(ctx, model, r));
+  return out;
+}

@@ -1,0 +1,423 @@
+/**
+ * Writes: create, update and delete of any registered model, inside the caller's transaction.
+ *
+ * Order per object (create/update): parse input (input.ts) → uniqueness → model `validate` → row write →
+ * tags/M2M → side-effect hook → change record. Deletes apply the registry's on-delete rules (PROTECT →
+ * 409 listing the dependents, CASCADE, SET_NULL) across the whole cascade set before touching a row.
+ * Change log rows (ObjectChange) are written set-wise when the transaction's changes are flushed
+ * (`flushChanges`), so a request's rows and its change log commit or roll back together.
+ */
+import { createHash, randomUUID, scryptSync, randomBytes } from "node:crypto";
+import { sql } from "kysely";
+import { ipKey, parseCidr } from "../net/ip.ts";
+import type { Model } from "../registry/index.ts";
+import type { ValidateArgs } from "../registry/meta.ts";
+import { joinTable } from "../store/ddl.ts";
+import type { Ctx } from "./context.ts";
+import { AppError, ErrorBag, NotFoundError, ProtectedError, ValidationError } from "./errors.ts";
+import { runHook } from "./hooks.ts";
+import { naturalKey, parseWrite } from "./input.ts";
+import { detailUrl, nestedFor, represent } from "./represent.ts";
+import { chunks, columnOf, findRecords, getRecord, type Row, rowsById, rowsWhereIn, statusesFor } from "./rows.ts";
+
+/** A change to log: pre-change snapshot captured for updates and deletes. */
+interface PendingChange {
+  model: Model;
+  id: string;
+  action: "create" | "update" | "delete";
+  prechange?: Record<string, unknown>;
+  related?: { type: string; id: string };
+}
+
+const pendingKey = "pendingChanges";
+
+function pending(ctx: Ctx): PendingChange[] {
+  let p = ctx.memo.get(pendingKey) as PendingChange[] | undefined;
+  if (!p) {
+    p = [];
+    ctx.memo.set(pendingKey, p);
+  }
+  return p;
+}
+
+/** Now as Nautobot renders datetimes: microseconds, `Z`. */
+export function nowIso(): string {
+  return new Date().toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+}
+
+/** Hash a password (scrypt, Django-like `algorithm$salt$hash` text). */
+export function hashPassword(password: string): string {
+  const salt = randomBytes(16).toString("hex");
+  return `scrypt$${salt}$${scryptSync(password, salt, 32).toString("hex")}`;
+}
+
+/** SHA-256 hex of a token key (tokens are stored hashed). */
+export function hashTokenKey(key: string): string {
+  return createHash("sha256").update(key).digest("hex");
+}
+
+/** Record → column values for insert/update. */
+async function toColumns(ctx: Ctx, model: Model, rec: Row): Promise<Row> {
+  const out: Row = {};
+  for (const [name, fd] of model.fieldList) {
+    const v = rec[name];
+    switch (fd.kind) {
+      case "fk":
+        out[`${name}_id`] = v ?? null;
+        break;
+      case "status": {
+        const st = v ? (await statusesFor(ctx, model.key)).get(v) : undefined;
+        out.status_id = st ? st.id : null;
+        break;
+      }
+      case "gfk":
+        out[`${name}_type`] = rec[`${name}_type`] ?? null;
+        out[`${name}_id`] = rec[`${name}_id`] ?? null;
+        break;
+      case "json":
+        out[name] = v === null || v === undefined ? null : JSON.stringify(v);
+        break;
+      case "ip": {
+        if (v === null || v === undefined) {
+          for (const s of ["", "_family", "_start", "_end", "_len", "_host"]) out[`${name}${s}`] = null;
+          break;
+        }
+        const c = parseCidr(v);
+        out[name] = v;
+        out[`${name}_family`] = c.family;
+        out[`${name}_start`] = ipKey(c.family, c.start);
+        out[`${name}_end`] = ipKey(c.family, c.end);
+        out[`${name}_len`] = c.prefixLength;
+        out[`${name}_host`] = ipKey(c.family, c.hostInt);
+        break;
+      }
+      case "str":
+        out[name] = v ?? (fd.nullable ? null : "");
+        if (fd.natural) out[`${name}_nat`] = naturalKey(v);
+        break;
+      case "m2m":
+      case "cts":
+      case "count":
+      case "computed":
+        break;
+      default:
+        out[name] = v === undefined ? null : v;
+    }
+  }
+  if (model.customFields) out._custom_field_data = JSON.stringify(rec.custom_fields ?? {});
+  return out;
+}
+
+function verboseField(name: string): string {
+  return name.replace(/_/g, " ");
+}
+
+/** Uniqueness checks (DRF UniqueValidator / UniqueTogetherValidator messages). */
+async function checkUnique(ctx: Ctx, model: Model, rec: Row, selfId: string | undefined, errors: ErrorBag): Promise<void> {
+  for (const [name, fd] of model.fieldList) {
+    if (!("unique" in fd) || !fd.unique) continue;
+    const v = rec[name];
+    if (v === null || v === undefined || v === "") continue;
+    let q = ctx.db.selectFrom(model.table).select("id").where(columnOf(model, name), "=", v);
+    if (selfId) q = q.where("id", "!=", selfId);
+    if (await q.executeTakeFirst()) errors.add(name, `${model.verbose} with this ${verboseField(name)} already exists.`);
+  }
+  for (const u of model.uniqueTogether ?? []) {
+    const values = u.fields.map((f) => rec[f]);
+    if ((u.skipNulls ?? true) && values.some((v) => v === null || v === undefined || v === "")) continue;
+    let q = ctx.db.selectFrom(model.table).select("id");
+    u.fields.forEach((f, i) => {
+      const v = values[i];
+      q = v === null || v === undefined ? q.where(columnOf(model, f), "is", null) : q.where(columnOf(model, f), "=", v);
+    });
+    if (selfId) q = q.where("id", "!=", selfId);
+    if (await q.executeTakeFirst()) {
+      const key = u.errorKey ?? (u.message ? "__all__" : "non_field_errors");
+      errors.add(key, u.message ?? `The fields ${u.fields.join(", ")} must make a unique set.`);
+    }
+  }
+}
+
+/** Run the model's `validate` rule. */
+async function runValidate(ctx: Ctx, model: Model, rec: Row, before: Row | undefined, errors: ErrorBag): Promise<void> {
+  if (!model.validate || errors.has()) return;
+  const args: ValidateArgs = {
+    data: rec,
+    before,
+    get: (key, id) => getRecord(ctx, ctx.reg.get(key), id),
+    find: (key, where, limit) => findRecords(ctx, ctx.reg.get(key), where, limit),
+    count: async (key, where) => (await findRecords(ctx, ctx.reg.get(key), where, 100000)).length,
+    error: (field, message) => errors.add(field, message),
+    settings: { enforceGlobalUnique: ctx.settings.enforceGlobalUnique },
+  };
+  await model.validate(args);
+}
+
+async function writeRelations(ctx: Ctx, model: Model, id: string, rec: Row, touched: Set<string> | undefined, tags: string[] | undefined, isCreate: boolean): Promise<void> {
+  for (const [name, fd] of model.fieldList) {
+    if (fd.kind !== "m2m" && fd.kind !== "cts") continue;
+    if (fd.readOnly) continue;
+    if (!isCreate && touched && !touched.has(name)) continue;
+    const jt = joinTable(model, name);
+    const col = fd.kind === "m2m" ? "target_id" : "content_type";
+    let values = (rec[name] as string[] | undefined) ?? [];
+    if (isCreate && fd.kind === "cts" && values.length === 0 && !touched?.has(name) && model.key === "extras.tag") {
+      values = ctx.reg.taggable();
+    }
+    if (!isCreate) await ctx.db.deleteFrom(jt).where("source_id", "=", id).execute();
+    for (const part of chunks(values, 500)) {
+      if (part.length) await ctx.db.insertInto(jt).values(part.map((v) => ({ source_id: id, [col]: v }))).execute();
+    }
+  }
+  if (tags !== undefined) {
+    await ctx.db.deleteFrom("extras_taggeditem").where("content_type", "=", model.key).where("object_id", "=", id).execute();
+    if (tags.length) {
+      await ctx.db.insertInto("extras_taggeditem").values(tags.map((t) => ({ content_type: model.key, object_id: id, tag_id: t }))).execute();
+    }
+  }
+}
+
+/** Options of a create. */
+export interface CreateOptions {
+  /** Keep an `id` given in the body (importer); the API never does. */
+  keepId?: boolean;
+}
+
+/**
+ * Create one object from a write body. @returns the new id.
+ * @throws ValidationError with DRF-shaped field errors.
+ */
+export async function createObject(ctx: Ctx, model: Model, body: unknown, opts: CreateOptions = {}): Promise<string> {
+  if (model.readOnly) throw new AppError(405, 'Method "POST" not allowed.');
+  const parsed = await parseWrite(ctx, model, body, undefined, false);
+  const { record, errors } = parsed;
+  if (!errors.has()) await checkUnique(ctx, model, record, undefined, errors);
+  if (!errors.has()) await runValidate(ctx, model, record, undefined, errors);
+  errors.throwIfAny();
+  const given = opts.keepId && body && typeof body === "object" ? (body as Row).id : undefined;
+  const id = typeof given === "string" ? given : randomUUID();
+  record.id = id;
+  const cols = await toColumns(ctx, model, record);
+  cols.id = id;
+  if (model.changelog) {
+    const now = nowIso();
+    cols.created = now.slice(0, 10);
+    cols.last_updated = now;
+  }
+  if (model.key === "users.token") {
+    ctx.freshTokenKeys.set(id, String(record.key));
+    cols.key = hashTokenKey(String(record.key));
+    cols.key_suffix = String(record.key).slice(-6);
+    cols.user_id = ctx.actor?.id ?? cols.user_id;
+    cols.created = nowIso();
+  }
+  if (model.key === "users.user" && typeof record.password === "string") cols.password = hashPassword(record.password);
+  await ctx.db.insertInto(model.table).values(cols).execute();
+  await writeRelations(ctx, model, id, record, parsed.touched, parsed.tags, true);
+  if (model.afterWrite) await runHook(ctx, model.afterWrite, { action: "create", id, data: record, before: undefined });
+  pending(ctx).push({ model, id, action: "create" });
+  return id;
+}
+
+/**
+ * Update one object (PUT: `partial` false; PATCH: true).
+ * @throws NotFoundError, ValidationError
+ */
+export async function updateObject(ctx: Ctx, model: Model, id: string, body: unknown, partial: boolean): Promise<void> {
+  if (model.readOnly) throw new AppError(405, `Method "${partial ? "PATCH" : "PUT"}" not allowed.`);
+  const before = await getRecord(ctx, model, id);
+  if (!before) throw new NotFoundError();
+  const prechange = (await snapshots(ctx, model, [id])).get(id);
+  const parsed = await parseWrite(ctx, model, body, before, partial);
+  const { record, errors } = parsed;
+  if (!errors.has()) await checkUnique(ctx, model, record, id, errors);
+  if (!errors.has()) await runValidate(ctx, model, record, before, errors);
+  errors.throwIfAny();
+  const cols = await toColumns(ctx, model, record);
+  if (model.changelog) cols.last_updated = nowIso();
+  if (model.key === "users.token") {
+    delete cols.key;
+    delete cols.key_suffix;
+    delete cols.user_id;
+    delete cols.created;
+  }
+  if (model.key === "users.user") {
+    if (parsed.touched.has("password") && typeof record.password === "string") cols.password = hashPassword(record.password);
+    else delete cols.password;
+  }
+  await ctx.db.updateTable(model.table).set(cols).where("id", "=", id).execute();
+  await writeRelations(ctx, model, id, record, parsed.touched, parsed.tags, false);
+  if (model.afterWrite) await runHook(ctx, model.afterWrite, { action: "update", id, data: record, before });
+  pending(ctx).push({ model, id, action: "update", ...(prechange ? { prechange } : {}) });
+}
+
+/** Relative-URL full representations used as change-log snapshots. */
+async function snapshots(ctx: Ctx, model: Model, ids: string[]): Promise<Map<string, Record<string, unknown>>> {
+  if (!ctx.settings.changelog) return new Map();
+  const sub: Ctx = { ...ctx, baseUrl: "", nestedCache: new Map() };
+  const rows = [...(await rowsById(ctx, model, ids)).values()];
+  const objs = await represent(sub, model, rows, "full", { excludeConfigContext: true });
+  return new Map(objs.map((o) => [o.id as string, o]));
+}
+
+/** Delete objects of a model (one or many) with on-delete rules. @throws ProtectedError (409) */
+export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Promise<void> {
+  if (model.readOnly) throw new AppError(405, 'Method "DELETE" not allowed.');
+  // Collect the cascade set: model key → ids.
+  const doomed = new Map<string, Set<string>>();
+  const queue: Array<[Model, string[]]> = [[model, ids]];
+  const setNull: Array<{ model: Model; field: string; gfk: boolean; ids: string[]; targetKey: string }> = [];
+  const protectedBy: Array<{ model: Model; row: Row; targetKey: string }> = [];
+  while (queue.length) {
+    const [m, list] = queue.shift()!;
+    const set = doomed.get(m.key) ?? new Set<string>();
+    const fresh = list.filter((i) => !set.has(i));
+    if (!fresh.length) continue;
+    for (const i of fresh) set.add(i);
+    doomed.set(m.key, set);
+    for (const rel of ctx.reg.reverseOf(m.key)) {
+      if (rel.def.kind === "m2m") continue;
+      let rows: Row[];
+      if (rel.def.kind === "gfk") {
+        rows = [];
+        for (const part of chunks(fresh)) {
+          rows.push(
+            ...(await ctx.db.selectFrom(rel.from.table).selectAll().where(`${rel.field}_type`, "=", m.key).where(`${rel.field}_id`, "in", part).execute()),
+          );
+        }
+      } else {
+        rows = await rowsWhereIn(ctx, rel.from, `${rel.field}_id`, fresh);
+      }
+      if (!rows.length) continue;
+      const onDelete = rel.def.kind === "gfk" || rel.def.kind === "fk" ? rel.def.onDelete : "CASCADE";
+      if (onDelete === "CASCADE") queue.push([rel.from, rows.map((r) => r.id)]);
+      else if (onDelete === "SET_NULL") setNull.push({ model: rel.from, field: rel.field, gfk: rel.def.kind === "gfk", ids: rows.map((r) => r.id), targetKey: m.key });
+      else for (const r of rows) protectedBy.push({ model: rel.from, row: r, targetKey: m.key });
+    }
+  }
+  const blockers = protectedBy.filter((p) => !doomed.get(p.model.key)?.has(p.row.id));
+  if (blockers.length) {
+    const parts: string[] = [];
+    const seen = new Set<string>();
+    for (const b of blockers) {
+      if (seen.has(b.row.id)) continue;
+      seen.add(b.row.id);
+      const nested = (await nestedFor(ctx, b.model, [b.row.id])).get(b.row.id);
+      parts.push(`${String(nested?.display ?? b.row.id)} (${b.row.id})`);
+    }
+    throw new ProtectedError(`Unable to delete object. ${parts.length} dependent objects were found: ${parts.join(", ")}`);
+  }
+  // Snapshots before anything changes.
+  const changes = pending(ctx);
+  for (const [key, set] of doomed) {
+    const m = ctx.reg.get(key);
+    const snaps = await snapshots(ctx, m, [...set]);
+    for (const id of set) changes.push({ model: m, id, action: "delete", ...(snaps.get(id) ? { prechange: snaps.get(id)! } : {}) });
+  }
+  for (const s of setNull) {
+    const ids2 = s.ids.filter((i) => !doomed.get(s.model.key)?.has(i));
+    for (const part of chunks(ids2)) {
+      if (!part.length) continue;
+      const set: Row = s.gfk ? { [`${s.field}_type`]: null, [`${s.field}_id`]: null } : { [`${s.field}_id`]: null };
+      if (s.model.changelog) set.last_updated = nowIso();
+      await ctx.db.updateTable(s.model.table).set(set).where("id", "in", part).execute();
+    }
+  }
+  for (const [key, set] of doomed) {
+    const m = ctx.reg.get(key);
+    const list = [...set];
+    for (const part of chunks(list)) {
+      await ctx.db.deleteFrom(m.table).where("id", "in", part).execute();
+      if (m.tags) await ctx.db.deleteFrom("extras_taggeditem").where("content_type", "=", key).where("object_id", "in", part).execute();
+      for (const [name, fd] of m.fieldList) {
+        if (fd.kind === "m2m" || fd.kind === "cts") await ctx.db.deleteFrom(joinTable(m, name)).where("source_id", "in", part).execute();
+      }
+      for (const rel of ctx.reg.reverseOf(key)) {
+        if (rel.def.kind === "m2m") await ctx.db.deleteFrom(joinTable(rel.from, rel.field)).where("target_id", "in", part).execute();
+      }
+      if (key === "extras.tag") await ctx.db.deleteFrom("extras_taggeditem").where("tag_id", "in", part).execute();
+    }
+  }
+}
+
+/** Write the ObjectChange rows of everything changed in this transaction (set-wise per model). */
+export async function flushChanges(ctx: Ctx): Promise<void> {
+  const list = pending(ctx);
+  ctx.memo.delete(pendingKey);
+  if (!list.length || !ctx.settings.changelog) return;
+  const oc = ctx.reg.get("extras.objectchange");
+  const byModel = new Map<string, PendingChange[]>();
+  for (const c of list) {
+    if (c.model.key === "extras.objectchange") continue;
+    byModel.set(c.model.key, [...(byModel.get(c.model.key) ?? []), c]);
+  }
+  const time = nowIso();
+  const rows: Row[] = [];
+  for (const [key, changes] of byModel) {
+    const m = ctx.reg.get(key);
+    const live = changes.filter((c) => c.action !== "delete").map((c) => c.id);
+    const post = await snapshots(ctx, m, live);
+    // One change per object per request: the last action wins, creation stays a creation.
+    const last = new Map<string, PendingChange>();
+    for (const c of changes) {
+      const prev = last.get(c.id);
+      if (prev?.action === "create" && c.action === "update") continue;
+      last.set(c.id, c.action === "update" && prev?.prechange === undefined && prev ? { ...c, prechange: prev.prechange } : c);
+    }
+    for (const c of last.values()) {
+      const data = c.action === "delete" ? c.prechange : post.get(c.id);
+      rows.push({
+        id: randomUUID(),
+        time,
+        user_id: ctx.actor?.id ?? null,
+        user_name: ctx.actor?.username ?? "Undefined",
+        request_id: ctx.requestId,
+        action: c.action,
+        changed_object_type: key,
+        changed_object_id: c.id,
+        related_object_type: null,
+        related_object_id: null,
+        object_repr: String((data as Row | undefined)?.display ?? c.id).slice(0, 200),
+        object_data: JSON.stringify(data ?? null),
+      });
+    }
+  }
+  for (const part of chunks(rows, 200)) await ctx.db.insertInto(oc.table).values(part).execute();
+}
+
+/**
+ * Run `fn` in one database transaction with a fresh change list; the change log is flushed inside it.
+ * Nested calls reuse the outer transaction.
+ */
+export async function inTransaction<T>(ctx: Ctx, fn: (tctx: Ctx) => Promise<T>): Promise<T> {
+  if (ctx.db !== ctx.store.db) return fn(ctx);
+  return ctx.store.db.transaction().execute(async (trx) => {
+    const tctx: Ctx = { ...ctx, db: trx, memo: new Map(), nestedCache: new Map() };
+    const out = await fn(tctx);
+    await flushChanges(tctx);
+    for (const [k, v] of tctx.freshTokenKeys) ctx.freshTokenKeys.set(k, v);
+    return out;
+  });
+}
+
+/** Bulk create: every item validated and written; errors reported positionally (DRF ListSerializer). */
+export async function createMany(ctx: Ctx, model: Model, items: unknown[]): Promise<string[]> {
+  const ids: string[] = [];
+  const errs: unknown[] = [];
+  let failed = false;
+  for (const item of items) {
+    try {
+      ids.push(await createObject(ctx, model, item));
+      errs.push({});
+    } catch (e) {
+      if (e instanceof ValidationError) {
+        failed = true;
+        errs.push(e.errors);
+      } else throw e;
+    }
+  }
+  if (failed) throw new ValidationError(errs);
+  return ids;
+}
+
+export { detailUrl, sql };

@@ -1,0 +1,78 @@
+/**
+ * Opening a store: the Kysely instance over SQLite (node:sqlite) or PostgreSQL (pg), plus its dialect.
+ *
+ * URLs: `sqlite:PATH` (also `sqlite::memory:`) or `postgres://user@host:port/db` (`postgresql://` too).
+ * A `?schema=NAME` query parameter on a PostgreSQL URL sets the search path (used by tests).
+ */
+import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from "kysely";
+import pg from "pg";
+import { type Dialect, postgresDialect, sqliteDialect } from "./dialect.ts";
+import { NodeSqliteDatabase } from "./sqlite-driver.ts";
+
+/** Any Kysely handle: the database or a transaction. */
+export type Db = Kysely<any> | Transaction<any>;
+
+/** An open database. */
+export interface Store {
+  db: Kysely<any>;
+  dialect: Dialect;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Error for a URL we cannot use or a database we cannot reach (CLI exit code 2). */
+export class StoreOpenError extends Error {
+  override name = "StoreOpenError";
+}
+
+// int8 and numeric as JS numbers (ASNs fit in 2^53).
+pg.types.setTypeParser(20, (v) => Number(v));
+pg.types.setTypeParser(1700, (v) => Number(v));
+
+/**
+ * Open the database at `url` and check that it answers.
+ * @throws StoreOpenError for a malformed URL or an unreachable database.
+ */
+export async function openStore(url: string): Promise<Store> {
+  if (url.startsWith("sqlite:")) {
+    const path = url.slice("sqlite:".length) || "./inventory.sqlite3";
+    let database: NodeSqliteDatabase;
+    try {
+      database = new NodeSqliteDatabase(path);
+    } catch (e) {
+      throw new StoreOpenError(`cannot open SQLite database ${path}: ${(e as Error).message}`);
+    }
+    const db = new Kysely<any>({ dialect: new SqliteDialect({ database }) });
+    return { db, dialect: sqliteDialect, url, close: () => db.destroy() };
+  }
+  if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new StoreOpenError(`malformed database URL: ${url}`);
+    }
+    const schema = parsed.searchParams.get("schema");
+    parsed.searchParams.delete("schema");
+    const pool = new pg.Pool({
+      connectionString: parsed.toString(),
+      max: Number(process.env.INVENTORY_PG_POOL ?? 10),
+      connectionTimeoutMillis: 5000,
+      ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    });
+    pool.on("error", () => {
+      // idle client errors are reported on the next query
+    });
+    try {
+      const client = await pool.connect();
+      if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema.replace(/"/g, "")}"`);
+      client.release();
+    } catch (e) {
+      await pool.end().catch(() => {});
+      throw new StoreOpenError(`cannot connect to PostgreSQL at ${parsed.host}: ${(e as Error).message}`);
+    }
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+    return { db, dialect: postgresDialect, url, close: () => db.destroy() };
+  }
+  throw new StoreOpenError(`unsupported database URL "${url}": use sqlite:PATH or postgres://user@host:port/db`);
+}

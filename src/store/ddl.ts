@@ -1,0 +1,130 @@
+/**
+ * DDL derived from the registry: tables, join tables and indexes, per dialect.
+ *
+ * Relations are enforced by the service layer (on-delete rules need the change log and 409 messages), so
+ * tables carry indexes on every reference column but no FOREIGN KEY constraints. Single-field `unique`
+ * becomes a unique index; multi-field rules are checked by the service (their NULL semantics differ
+ * per rule) and get a plain index.
+ */
+import type { Model, Registry } from "../registry/index.ts";
+import type { Dialect } from "./dialect.ts";
+import { orderColumns } from "./ordering.ts";
+
+/** One table to create: name, columns (name → SQL type), primary key. */
+export interface TableSpec {
+  name: string;
+  columns: Array<[string, string]>;
+  primaryKey: string[];
+}
+
+/** One index to create. */
+export interface IndexSpec {
+  name: string;
+  table: string;
+  columns: string[];
+  unique?: boolean;
+}
+
+/** Join table name of an M2M or content-types field. */
+export function joinTable(model: Model, field: string): string {
+  const fd = model.fields[field];
+  if (fd?.kind === "m2m" && fd.through) return fd.through;
+  return `${model.table}_${field}`;
+}
+
+/** Tables and indexes for every model of the registry, plus the shared tables (tags, outbox-ready). */
+export function schemaFor(reg: Registry, dialect: Dialect): { tables: TableSpec[]; indexes: IndexSpec[] } {
+  const tables: TableSpec[] = [];
+  const indexes: IndexSpec[] = [];
+  const ix = (table: string, columns: string[], unique = false) =>
+    indexes.push({ name: `ix_${table}_${columns.join("_")}`.slice(0, 60), table, columns, unique });
+  for (const m of reg.models.values()) {
+    tables.push({
+      name: m.table,
+      columns: m.columns.map((c) => [c.name, dialect.columnType(c.type)]),
+      primaryKey: ["id"],
+    });
+    for (const [name, fd] of m.fieldList) {
+      switch (fd.kind) {
+        case "fk":
+          ix(m.table, [`${name}_id`]);
+          break;
+        case "status":
+          ix(m.table, ["status_id"]);
+          break;
+        case "gfk":
+          ix(m.table, [`${name}_type`, `${name}_id`]);
+          break;
+        case "ip":
+          ix(m.table, [`${name}_family`, `${name}_start`]);
+          ix(m.table, [`${name}_family`, `${name}_end`]);
+          ix(m.table, [name]);
+          break;
+        case "m2m":
+        case "cts": {
+          const jt = joinTable(m, name);
+          tables.push({
+            name: jt,
+            columns: [
+              ["source_id", "TEXT NOT NULL"],
+              [fd.kind === "m2m" ? "target_id" : "content_type", "TEXT NOT NULL"],
+            ],
+            primaryKey: ["source_id", fd.kind === "m2m" ? "target_id" : "content_type"],
+          });
+          ix(jt, [fd.kind === "m2m" ? "target_id" : "content_type"]);
+          break;
+        }
+        case "str":
+          if (fd.natural) ix(m.table, [`${name}_nat`]);
+          if (fd.unique) ix(m.table, [name], true);
+          break;
+        case "slug":
+          if (fd.unique) ix(m.table, [name], true);
+          break;
+        default:
+          break;
+      }
+    }
+    for (const u of m.uniqueTogether ?? []) {
+      const cols = u.fields.map((fname) => {
+        const fd = m.fields[fname];
+        return fd?.kind === "fk" ? `${fname}_id` : fname;
+      });
+      ix(m.table, cols);
+    }
+    if (m.changelog) ix(m.table, ["last_updated"]);
+    const order = orderColumns(m).map(([c]) => c);
+    if (order.length > 1) ix(m.table, order);
+  }
+  tables.push({
+    name: "extras_taggeditem",
+    columns: [
+      ["content_type", "TEXT NOT NULL"],
+      ["object_id", "TEXT NOT NULL"],
+      ["tag_id", "TEXT NOT NULL"],
+    ],
+    primaryKey: ["content_type", "object_id", "tag_id"],
+  });
+  ix("extras_taggeditem", ["tag_id"]);
+  ix("extras_taggeditem", ["object_id"]);
+  tables.push({
+    name: "inventory_meta",
+    columns: [
+      ["key", "TEXT NOT NULL"],
+      ["value", "TEXT"],
+    ],
+    primaryKey: ["key"],
+  });
+  return { tables, indexes };
+}
+
+/** CREATE TABLE text. */
+export function createTableSql(t: TableSpec): string {
+  const cols = t.columns.map(([n, type]) => `"${n}" ${type}`).join(", ");
+  return `CREATE TABLE IF NOT EXISTS "${t.name}" (${cols}, PRIMARY KEY (${t.primaryKey.map((c) => `"${c}"`).join(", ")}))`;
+}
+
+/** CREATE INDEX text. */
+export function createIndexSql(i: IndexSpec): string {
+  return `CREATE ${i.unique ? "UNIQUE " : ""}INDEX IF NOT EXISTS "${i.name}" ON "${i.table}" (${i.columns.map((c) => `"${c}"`).join(", ")})`;
+}

@@ -1,0 +1,104 @@
+/**
+ * Migrations: bring a database up to the registry's schema, then seed the built-in rows.
+ *
+ * The schema is derived from the registry: missing tables, columns and indexes are created (additive
+ * changes need no hand-written migration). Seeds are idempotent: content types and Nautobot's default
+ * statuses with the content types each applies to (nautobot-models.md §2.1). On PostgreSQL the whole run
+ * holds an advisory lock so that several processes starting at once migrate only once.
+ */
+import { sql } from "kysely";
+import { randomUUID } from "node:crypto";
+import { APP_LABELS, type Registry } from "../registry/index.ts";
+import type { Store } from "./db.ts";
+import { createIndexSql, createTableSql, schemaFor } from "./ddl.ts";
+import { DEFAULT_STATUSES } from "./default-statuses.ts";
+
+async function existingColumns(store: Store, table: string): Promise<Set<string> | undefined> {
+  if (store.dialect.engine === "sqlite") {
+    const r = await sql<{ name: string }>`SELECT name FROM pragma_table_info(${table})`.execute(store.db);
+    return r.rows.length ? new Set(r.rows.map((x) => x.name)) : undefined;
+  }
+  const r = await sql<{ column_name: string }>`SELECT column_name FROM information_schema.columns
+    WHERE table_schema = current_schema() AND table_name = ${table}`.execute(store.db);
+  return r.rows.length ? new Set(r.rows.map((x) => x.column_name)) : undefined;
+}
+
+/** Migrate the store to the registry's schema and seed built-in rows. Returns the number of DDL statements run. */
+export async function migrate(store: Store, reg: Registry): Promise<number> {
+  const pgLock = store.dialect.engine === "postgres";
+  if (pgLock) await sql`SELECT pg_advisory_lock(727274)`.execute(store.db);
+  try {
+    let n = 0;
+    const { tables, indexes } = schemaFor(reg, store.dialect);
+    for (const t of tables) {
+      const have = await existingColumns(store, t.name);
+      if (!have) {
+        await sql.raw(createTableSql(t)).execute(store.db);
+        n++;
+        continue;
+      }
+      for (const [col, type] of t.columns) {
+        if (!have.has(col)) {
+          await sql.raw(`ALTER TABLE "${t.name}" ADD COLUMN "${col}" ${type}`).execute(store.db);
+          n++;
+        }
+      }
+    }
+    for (const i of indexes) {
+      await sql.raw(createIndexSql(i)).execute(store.db);
+    }
+    await seed(store, reg);
+    return n;
+  } finally {
+    if (pgLock) await sql`SELECT pg_advisory_unlock(727274)`.execute(store.db);
+  }
+}
+
+async function seed(store: Store, reg: Registry): Promise<void> {
+  const db = store.db;
+  // Content types: one row per model, integer-like ids from the registry.
+  const existing = new Set((await db.selectFrom("extras_contenttype").select("id").execute()).map((r) => r.id as string));
+  const rows = [...reg.models.values()]
+    .filter((m) => !existing.has(String(m.ctId)))
+    .map((m) => ({
+      id: String(m.ctId),
+      app_label: m.app,
+      model: m.name,
+      display_name: `${APP_LABELS[m.app] ?? m.app} | ${m.verbose}`,
+    }));
+  if (rows.length) await db.insertInto("extras_contenttype").values(rows).execute();
+
+  const seeded = await db.selectFrom("inventory_meta").select("value").where("key", "=", "default_statuses").executeTakeFirst();
+  if (seeded) return;
+  const now = new Date().toISOString();
+  await db.transaction().execute(async (trx) => {
+    for (const s of DEFAULT_STATUSES) {
+      const found = await trx.selectFrom("extras_status").select("id").where("slug", "=", s.slug).executeTakeFirst();
+      const id = (found?.id as string | undefined) ?? randomUUID();
+      if (!found) {
+        await trx
+          .insertInto("extras_status")
+          .values({
+            id,
+            name: s.name,
+            slug: s.slug,
+            color: s.color,
+            description: s.description,
+            _custom_field_data: "{}",
+            created: now.slice(0, 10),
+            last_updated: now,
+          })
+          .execute();
+      }
+      for (const ct of s.contentTypes) {
+        if (!reg.models.has(ct)) continue;
+        await trx
+          .insertInto("extras_status_content_types")
+          .values({ source_id: id, content_type: ct })
+          .onConflict((oc) => oc.doNothing())
+          .execute();
+      }
+    }
+    await trx.insertInto("inventory_meta").values({ key: "default_statuses", value: now }).execute();
+  });
+}

@@ -1,0 +1,98 @@
+/**
+ * Test helper: a real server on a real database. The engine comes from TEST_DB (`sqlite`, the default,
+ * or `postgres`, using TEST_PG_URL or postgres://postgres@127.0.0.1:5432/test with a fresh schema per
+ * server). Each server gets a superuser `admin` and a write token; `close()` drops everything.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import { rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sql } from "kysely";
+import { type Config, configFromEnv } from "../../src/config.ts";
+import { buildApp } from "../../src/http/app.ts";
+import { registry } from "../../src/registry/index.ts";
+import { hashPassword, hashTokenKey, nowIso } from "../../src/service/write.ts";
+import { openStore, type Store } from "../../src/store/db.ts";
+import { migrate } from "../../src/store/migrate.ts";
+
+export const ENGINE = (process.env.TEST_DB ?? "sqlite") as "sqlite" | "postgres";
+
+/** A running test server. */
+export interface TestServer {
+  url: string;
+  token: string;
+  store: Store;
+  /** fetch relative to the server with the admin token and JSON headers. */
+  api(path: string, init?: { method?: string; body?: unknown; token?: string | null; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  close(): Promise<void>;
+}
+
+/** Start a server on a fresh database. */
+export async function startServer(overrides: Partial<Config> = {}): Promise<TestServer> {
+  let url: string;
+  let cleanup: () => Promise<void> = async () => {};
+  if (ENGINE === "postgres") {
+    const schema = `t_${randomBytes(6).toString("hex")}`;
+    const base = process.env.TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+    url = `${base}${base.includes("?") ? "&" : "?"}schema=${schema}`;
+    cleanup = async () => {
+      const admin = await openStore(base);
+      await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(admin.db);
+      await admin.close();
+    };
+  } else {
+    const file = join(tmpdir(), `inventory-test-${randomUUID()}.sqlite3`);
+    url = `sqlite:${file}`;
+    cleanup = async () => {
+      for (const s of ["", "-wal", "-shm"]) rmSync(`${file}${s}`, { force: true });
+    };
+  }
+  const store = await openStore(url);
+  const reg = registry();
+  await migrate(store, reg);
+  const userId = randomUUID();
+  await store.db
+    .insertInto("users_user")
+    .values({ id: userId, username: "admin", password: hashPassword("admin"), first_name: "", last_name: "", email: "", is_staff: true, is_active: true, is_superuser: true, date_joined: nowIso() })
+    .execute();
+  const token = randomBytes(20).toString("hex");
+  await store.db
+    .insertInto("users_token")
+    .values({ id: randomUUID(), user_id: userId, created: nowIso(), expires: null, key: hashTokenKey(token), key_suffix: token.slice(-6), write_enabled: true, description: "" })
+    .execute();
+  const config = { ...configFromEnv({}), databaseUrl: url, ...overrides };
+  const app = await buildApp({ store, reg, config, logger: false });
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const addr = app.server.address();
+  const port = typeof addr === "object" && addr ? addr.port : 0;
+  const base = `http://127.0.0.1:${port}`;
+  return {
+    url: base,
+    token,
+    store,
+    async api(path, init = {}) {
+      const headers: Record<string, string> = { Accept: "application/json", ...(init.headers ?? {}) };
+      const tok = init.token === undefined ? token : init.token;
+      if (tok) headers.Authorization = `Token ${tok}`;
+      let body: string | undefined;
+      if (init.body !== undefined) {
+        headers["Content-Type"] ??= "application/json";
+        body = typeof init.body === "string" ? init.body : JSON.stringify(init.body);
+      }
+      const res = await fetch(path.startsWith("http") ? path : `${base}${path}`, { method: init.method ?? "GET", headers, body, redirect: "manual" });
+      const text = await res.text();
+      let parsed: any = text;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        // not JSON
+      }
+      return { status: res.status, body: parsed, headers: res.headers };
+    },
+    async close() {
+      await app.close();
+      await store.close();
+      await cleanup();
+    },
+  };
+}
