@@ -49,6 +49,8 @@ export async function authenticate(store: Store, header: string | undefined, all
   if (parts.length === 1) throw forbid("Invalid token header. No credentials provided.");
   if (parts.length > 2) throw forbid("Invalid token header. Token string should not contain spaces.");
   const key = parts[1]!;
+  const cached = tokenCache.get(key);
+  if (cached && cached.until > Date.now()) return cached.auth;
   const row = await store.db
     .selectFrom("users_token as k")
     .innerJoin("users_user as u", "u.id", "k.user_id")
@@ -58,8 +60,24 @@ export async function authenticate(store: Store, header: string | undefined, all
   if (!row) throw forbid("Invalid token");
   if (row.expires && Date.parse(row.expires) <= Date.now()) throw forbid("Token expired");
   if (!row.is_active) throw forbid("User inactive");
-  return {
+  const auth = {
     actor: { id: row.user_id, username: row.username, isSuperuser: !!row.is_superuser },
     writeEnabled: !!row.write_enabled,
   };
+  if (tokenCache.size >= 10000) tokenCache.clear();
+  const expires = row.expires ? Date.parse(row.expires) : Number.POSITIVE_INFINITY;
+  tokenCache.set(key, { auth, until: Math.min(Date.now() + TOKEN_CACHE_MS, expires) });
+  return auth;
+}
+
+/**
+ * Valid tokens are remembered for a few seconds so that a burst of requests costs one lookup; a revoked
+ * or changed token stops working within TOKEN_CACHE_MS (in every process).
+ */
+const TOKEN_CACHE_MS = 5000;
+const tokenCache = new Map<string, { auth: Auth; until: number }>();
+
+/** Forget cached tokens (after token or user changes in this process). */
+export function clearTokenCache(): void {
+  tokenCache.clear();
 }

@@ -1,8 +1,169 @@
 /**
  * Filters too specific for the generic filter kinds (`{kind: "custom", fn}` in a model declaration).
- * Each entry builds a filter from its declaration; semantics are stated per entry.
+ * Each entry builds a filter from its declaration; the semantics are Nautobot 1.6's (filters.py of the
+ * app), stated per entry.
  */
+import { type RawBuilder, sql } from "kysely";
 import type { FilterDef } from "../registry/meta.ts";
-import type { Filter } from "./filters.ts";
+import type { Filter, FilterEnv } from "./filters.ts";
 
-export const CUSTOM_FILTERS: Record<string, (def: FilterDef) => Filter> = {};
+type Cond = RawBuilder<boolean>;
+
+const UUID_RE = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
+const TRUE = new Set(["true", "True", "1"]);
+const FALSE = new Set(["false", "False", "0"]);
+const list = (values: string[]) => sql.join(values.length ? values : ["__none__"]);
+const bool = (values: string[]) => {
+  const v = values[values.length - 1] ?? "";
+  return TRUE.has(v) ? true : FALSE.has(v) ? false : undefined;
+};
+
+/** Validate UUID values; records an error and returns undefined on a bad one. */
+function uuids(env: FilterEnv, param: string, values: string[]): string[] | undefined {
+  for (const v of values) {
+    if (!UUID_RE.test(v)) {
+      env.error(param, `“${v}” is not a valid UUID.`);
+      return undefined;
+    }
+  }
+  return values.map((v) => v.toLowerCase());
+}
+
+/** A filter from a function of (values, env) → condition. */
+const make = (fn: (values: string[], env: FilterEnv, def: FilterDef) => Promise<Cond | undefined> | Cond | undefined) => (def: FilterDef): Filter => ({
+  apply: async (values, env) => fn(values, env, def),
+});
+
+/** IPs assigned to interfaces of the given devices (by id or name). */
+const ipOnDevices = (by: "id" | "name") =>
+  make((values, env, def) => {
+    const ids = by === "id" ? uuids(env, String(def.param), values) : values;
+    if (!ids) return undefined;
+    const devCond = by === "id" ? sql`d.id IN (${list(ids)})` : sql`d.name IN (${list(ids)})`;
+    return sql<boolean>`(t.assigned_object_type = 'dcim.interface' AND t.assigned_object_id IN (SELECT i.id FROM dcim_interface i JOIN dcim_device d ON d.id = i.device_id WHERE ${devCond}))`;
+  });
+
+/** IPs assigned to interfaces of the given VMs (by id or name). */
+const ipOnVms = (by: "id" | "name") =>
+  make((values, env, def) => {
+    const ids = by === "id" ? uuids(env, String(def.param), values) : values;
+    if (!ids) return undefined;
+    const vmCond = by === "id" ? sql`v.id IN (${list(ids)})` : sql`v.name IN (${list(ids)})`;
+    return sql<boolean>`(t.assigned_object_type = 'virtualization.vminterface' AND t.assigned_object_id IN (SELECT i.id FROM virtualization_vminterface i JOIN virtualization_virtualmachine v ON v.id = i.virtual_machine_id WHERE ${vmCond}))`;
+  });
+
+/** IPs assigned to the given interfaces (by id or name). */
+const ipOnIface = (type: "dcim.interface" | "virtualization.vminterface", by: "id" | "name") =>
+  make((values, env, def) => {
+    if (by === "id") {
+      const ids = uuids(env, String(def.param), values);
+      if (!ids) return undefined;
+      return sql<boolean>`(t.assigned_object_type = ${type} AND t.assigned_object_id IN (${list(ids)}))`;
+    }
+    const table = type === "dcim.interface" ? "dcim_interface" : "virtualization_vminterface";
+    return sql<boolean>`(t.assigned_object_type = ${type} AND t.assigned_object_id IN (SELECT id FROM ${sql.table(table)} WHERE name IN (${list(values)})))`;
+  });
+
+/** Cables with either end on an interface/port of the given devices. */
+const cableOnDevices = (by: "id" | "name" | "site_id" | "site") =>
+  make((values, env, def) => {
+    let devices: Cond;
+    if (by === "id") {
+      const ids = uuids(env, String(def.param), values);
+      if (!ids) return undefined;
+      devices = sql<boolean>`d.id IN (${list(ids)})`;
+    } else if (by === "name") devices = sql<boolean>`d.name IN (${list(values)})`;
+    else if (by === "site_id") {
+      const ids = uuids(env, String(def.param), values);
+      if (!ids) return undefined;
+      devices = sql<boolean>`d.site_id IN (${list(ids)})`;
+    } else devices = sql<boolean>`d.site_id IN (SELECT id FROM dcim_site WHERE slug IN (${list(values)}))`;
+    const tables = ["dcim_interface", "dcim_frontport", "dcim_rearport", "dcim_consoleport", "dcim_consoleserverport", "dcim_powerport", "dcim_poweroutlet"];
+    const parts = tables.map((tb) => sql`SELECT c.cable_id FROM ${sql.table(tb)} c JOIN dcim_device d ON d.id = c.device_id WHERE c.cable_id IS NOT NULL AND ${devices}`);
+    return sql<boolean>`t.id IN (${sql.join(parts, sql` UNION `)})`;
+  });
+
+/** VRF membership including route-target leaking (Nautobot present_in_vrf). */
+const presentInVrf = (by: "id" | "rd") =>
+  make(async (values, env, def) => {
+    const v = values[values.length - 1] ?? "";
+    let vrfId: string | undefined;
+    if (by === "id") {
+      if (!uuids(env, String(def.param), [v])) return undefined;
+      vrfId = v.toLowerCase();
+    } else {
+      const row = await env.db.selectFrom("ipam_vrf").select("id").where("rd", "=", v).executeTakeFirst();
+      if (!row) {
+        env.error(String(def.param), `Select a valid choice. ${v} is not one of the available choices.`);
+        return undefined;
+      }
+      vrfId = row.id as string;
+    }
+    return sql<boolean>`(t.vrf_id = ${vrfId} OR t.vrf_id IN (SELECT e.source_id FROM ipam_vrf_export_targets e WHERE e.target_id IN (SELECT i.target_id FROM ipam_vrf_import_targets i WHERE i.source_id = ${vrfId})))`;
+  });
+
+export const CUSTOM_FILTERS: Record<string, (def: FilterDef) => Filter> = {
+  /** Device/VM `has_primary_ip`: primary_ip4 or primary_ip6 set. */
+  has_primary_ip: make((values) => {
+    const b = bool(values);
+    if (b === undefined) return undefined;
+    return b ? sql<boolean>`(t.primary_ip4_id IS NOT NULL OR t.primary_ip6_id IS NOT NULL)` : sql<boolean>`(t.primary_ip4_id IS NULL AND t.primary_ip6_id IS NULL)`;
+  }),
+  /** Device `mac_address`: any interface of the device has the MAC. */
+  device_mac_address: make((values) => sql<boolean>`t.id IN (SELECT device_id FROM dcim_interface WHERE mac_address IN (${list(values.map((v) => v.toUpperCase()))}))`),
+  cable_device_id: cableOnDevices("id"),
+  cable_device: cableOnDevices("name"),
+  cable_site_id: cableOnDevices("site_id"),
+  cable_site: cableOnDevices("site"),
+  /** Interface `kind`: physical | virtual | wireless. */
+  interface_kind: make((values, env) => {
+    const v = values[values.length - 1] ?? "";
+    const virtual = ["virtual", "bridge", "lag"];
+    const wireless = ["ieee802.11a", "ieee802.11g", "ieee802.11n", "ieee802.11ac", "ieee802.11ad", "ieee802.11ax", "ieee802.11ay", "ieee802.15.1", "other-wireless"];
+    if (v === "virtual") return sql<boolean>`t.type IN (${sql.join(virtual)})`;
+    if (v === "wireless") return sql<boolean>`t.type IN (${sql.join(wireless)})`;
+    if (v === "physical") return sql<boolean>`t.type NOT IN (${sql.join([...virtual, ...wireless])})`;
+    env.error("kind", `Select a valid choice. ${v} is not one of the available choices.`);
+    return undefined;
+  }),
+  /** `connected`: the component has a cable whose far end is a path endpoint (direct connection). */
+  connected: make((values) => {
+    const b = bool(values);
+    if (b === undefined) return undefined;
+    return b ? sql<boolean>`t.cable_id IS NOT NULL` : sql<boolean>`t.cable_id IS NULL`;
+  }),
+  present_in_vrf_id: presentInVrf("id"),
+  present_in_vrf: presentInVrf("rd"),
+  ip_device_id: ipOnDevices("id"),
+  ip_device: ipOnDevices("name"),
+  ip_vm_id: ipOnVms("id"),
+  ip_vm: ipOnVms("name"),
+  ip_interface_id: ipOnIface("dcim.interface", "id"),
+  ip_interface: ipOnIface("dcim.interface", "name"),
+  ip_vminterface_id: ipOnIface("virtualization.vminterface", "id"),
+  ip_vminterface: ipOnIface("virtualization.vminterface", "name"),
+  /** VLAN `available_on_device`: global VLANs and those of the device's site. */
+  vlan_available_on_device: make((values, env, def) => {
+    const ids = uuids(env, String(def.param), values);
+    if (!ids) return undefined;
+    return sql<boolean>`(t.site_id IS NULL OR t.site_id IN (SELECT site_id FROM dcim_device WHERE id IN (${list(ids)})))`;
+  }),
+  /** Service `port`: services whose port list contains N. */
+  service_port: make((values, env, def) => {
+    const v = values[values.length - 1] ?? "";
+    if (!/^\d+$/.test(v)) {
+      env.error(String(def.param), "Enter a whole number.");
+      return undefined;
+    }
+    return env.dialect.engine === "sqlite"
+      ? sql<boolean>`EXISTS (SELECT 1 FROM json_each(t.ports) WHERE value = ${Number(v)})`
+      : sql<boolean>`(t.ports)::jsonb @> ${`[${Number(v)}]`}::jsonb`;
+  }),
+  /** Circuit `site_id` / `site`: circuits with a termination at the site. */
+  circuit_site_id: make((values, env, def) => {
+    const ids = uuids(env, String(def.param), values);
+    if (!ids) return undefined;
+    return sql<boolean>`t.id IN (SELECT circuit_id FROM circuits_circuittermination WHERE site_id IN (${list(ids)}))`;
+  }),
+  circuit_site: make((values) => sql<boolean>`t.id IN (SELECT ct.circuit_id FROM circuits_circuittermination ct JOIN dcim_site s ON s.id = ct.site_id WHERE s.slug IN (${list(values)}))`),
+};

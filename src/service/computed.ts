@@ -161,7 +161,40 @@ async function configContext(ctx: Ctx, model: Model, rows: readonly Row[]): Prom
   });
 }
 
+/** Count rows per key with one grouped query: `SELECT key, count(*) ... WHERE key IN (...)`. */
+async function groupCount(ctx: Ctx, query: (ids: string[]) => Promise<Array<{ k: string; n: number | string }>>, rows: readonly Row[]): Promise<unknown[]> {
+  const counts = new Map<string, number>();
+  for (const part of chunks(rows.map((r) => r.id as string))) for (const r of await query(part)) counts.set(r.k, Number(r.n));
+  void ctx;
+  return rows.map((r) => counts.get(r.id) ?? 0);
+}
+
 const LOADERS: Record<string, Loader> = {
+  site_circuit_count: (ctx, _m, rows) =>
+    groupCount(
+      ctx,
+      (ids) =>
+        ctx.db
+          .selectFrom("circuits_circuittermination")
+          .select(["site_id as k", (eb: any) => eb.fn.count("circuit_id").distinct().as("n")])
+          .where("site_id", "in", ids)
+          .groupBy("site_id")
+          .execute() as unknown as Promise<Array<{ k: string; n: number }>>,
+      rows,
+    ),
+  site_vm_count: (ctx, _m, rows) =>
+    groupCount(
+      ctx,
+      (ids) =>
+        ctx.db
+          .selectFrom("virtualization_virtualmachine as v")
+          .innerJoin("virtualization_cluster as c", "c.id", "v.cluster_id")
+          .select(["c.site_id as k", (eb: any) => eb.fn.countAll().as("n")])
+          .where("c.site_id", "in", ids)
+          .groupBy("c.site_id")
+          .execute() as unknown as Promise<Array<{ k: string; n: number }>>,
+      rows,
+    ),
   tree_depth: (ctx, model, rows) => treeDepth(ctx, model, rows),
   family: async (_ctx, model, rows, _f, mode) => {
     const ipField = model.fieldList.find(([, d]) => d.kind === "ip")?.[0] ?? "prefix";

@@ -236,13 +236,14 @@ export async function represent(
     for (const [name, map] of fkMaps) rel[name] = map.get(row[`${name}_id`]) ?? null;
     const obj: Obj = {};
     const display = displayOf(model, row, rel);
+    const id = model.key === "extras.contenttype" ? Number(row.id) : row.id;
     if (mode === "full") {
-      obj.id = row.id;
+      obj.id = id;
       obj.display = display;
       obj.url = detailUrl(ctx, model, row.id);
     } else {
       obj.display = display;
-      obj.id = row.id;
+      obj.id = id;
       obj.url = detailUrl(ctx, model, row.id);
     }
     for (const [name, fd] of fields) {

@@ -179,7 +179,7 @@ export async function findRecords(ctx: Ctx, model: Model, where: Record<string, 
       q = q.where("status_id", "=", st ? st.id : "__none__");
       continue;
     }
-    const col = field.endsWith("_type") || field.endsWith("_id") ? field : columnOf(model, field);
+    const col = field in model.fields ? columnOf(model, field) : field;
     q = value === null ? q.where(col, "is", null) : q.where(col, "=", value as any);
   }
   const rows = await q.limit(limit).execute();

@@ -61,7 +61,7 @@ export async function startServer(overrides: Partial<Config> = {}): Promise<Test
     .values({ id: randomUUID(), user_id: userId, created: nowIso(), expires: null, key: hashTokenKey(token), key_suffix: token.slice(-6), write_enabled: true, description: "" })
     .execute();
   const config = { ...configFromEnv({}), databaseUrl: url, ...overrides };
-  const app = await buildApp({ store, reg, config, logger: false });
+  const app = await buildApp({ store, reg, config, logger: process.env.TEST_LOG ? (await import("pino")).default({ level: "error" }) : false });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const addr = app.server.address();
   const port = typeof addr === "object" && addr ? addr.port : 0;

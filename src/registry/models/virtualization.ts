@@ -1,0 +1,172 @@
+/**
+ * Virtualization models: cluster types and groups, clusters, virtual machines, VM interfaces
+ * (Nautobot 1.6 `virtualization` app; shared/reference/nautobot-models.md §2E).
+ */
+import { INTERFACE_MODES } from "../choices/dcim.ts";
+import { defineModel, f, type ModelDef } from "../meta.ts";
+import { checkLocation, checkPrimaryIps } from "./dcim.ts";
+import { checkVlans } from "./dcim-components.ts";
+import { tenancyFilters } from "./tenancy.ts";
+
+const org = (name: string, verbose: string, path: string) =>
+  defineModel({
+    app: "virtualization",
+    name,
+    verbose,
+    path,
+    changelog: true,
+    customFields: true,
+    fields: {
+      name: f.name(100, { unique: true }),
+      slug: f.slug("name", { unique: true }),
+      description: f.description(),
+      cluster_count: f.count("virtualization.cluster", name === "clustertype" ? "type" : "group"),
+    },
+    nested: ["name", "slug", "cluster_count"],
+    ordering: ["name"],
+    search: ["name", "slug", "description"],
+  });
+
+export const clusterType = org("clustertype", "cluster type", "cluster-types");
+export const clusterGroup = org("clustergroup", "cluster group", "cluster-groups");
+
+export const cluster = defineModel({
+  app: "virtualization",
+  name: "cluster",
+  verbose: "cluster",
+  path: "clusters",
+  changelog: true,
+  customFields: true,
+  tags: true,
+  fields: {
+    name: f.name(100, { unique: true }),
+    type: f.rfk("virtualization.clustertype", "PROTECT"),
+    group: f.ofk("virtualization.clustergroup", "PROTECT"),
+    tenant: f.ofk("tenancy.tenant", "PROTECT"),
+    site: f.ofk("dcim.site", "PROTECT"),
+    location: f.ofk("dcim.location", "PROTECT"),
+    comments: f.comments(),
+    device_count: f.count("dcim.device", "cluster"),
+    virtualmachine_count: f.count("virtualization.virtualmachine", "cluster"),
+  },
+  nested: ["name", "virtualmachine_count"],
+  ordering: ["name"],
+  search: ["name", "comments"],
+  features: ["locations"],
+  filters: {
+    region_id: { kind: "path", path: "site.region", key: "id", tree: true },
+    region: { kind: "path", path: "site.region", key: "slug", tree: true },
+    has_virtual_machines: { kind: "has", model: "virtualization.virtualmachine", via: "cluster" },
+    ...tenancyFilters,
+  },
+  /** Nautobot 1.6 Cluster.clean(): host devices stay in the cluster's site. */
+  async validate(a) {
+    await checkLocation(a, "virtualization.cluster", "Clusters");
+    if (a.before && a.data.site) {
+      const bad = (await a.find("dcim.device", { cluster: a.data.id })).filter((dv) => dv.site !== a.data.site);
+      if (bad.length) {
+        const s = await a.get("dcim.site", a.data.site);
+        a.error("site", `${bad.length} devices are assigned as hosts for this cluster but are not in site ${s?.name}`);
+      }
+    }
+  },
+});
+
+export const virtualMachine = defineModel({
+  app: "virtualization",
+  name: "virtualmachine",
+  verbose: "virtual machine",
+  path: "virtual-machines",
+  changelog: true,
+  customFields: true,
+  tags: true,
+  configContext: true,
+  fields: {
+    name: f.name(64, { natural: true }),
+    status: f.status(),
+    site: { ...f.computed("via", { type: "nested object" }), path: "cluster.site" } as never,
+    location: { ...f.computed("via", { type: "nested object" }), path: "cluster.location" } as never,
+    cluster: f.rfk("virtualization.cluster", "PROTECT"),
+    role: f.ofk("dcim.devicerole", "PROTECT", { limitTo: { vm_role: true } }),
+    tenant: f.ofk("tenancy.tenant", "PROTECT"),
+    platform: f.ofk("dcim.platform", "SET_NULL"),
+    primary_ip: f.computed("primary_ip", { type: "nested object" }),
+    primary_ip4: f.ofk("ipam.ipaddress", "SET_NULL", { unique: true, filterKey: false }),
+    primary_ip6: f.ofk("ipam.ipaddress", "SET_NULL", { unique: true, filterKey: false }),
+    vcpus: f.int({ nullable: true, min: 0, max: 32767 }),
+    memory: f.int({ nullable: true, min: 0 }),
+    disk: f.int({ nullable: true, min: 0 }),
+    comments: f.comments(),
+    local_context_data: f.json({ nullable: true, object: true }),
+    config_context: f.computed("config_context", { type: "json" }),
+  },
+  nested: ["name"],
+  ordering: ["name"],
+  search: ["name", "comments"],
+  features: ["statuses"],
+  uniqueTogether: [{ fields: ["cluster", "tenant", "name"], message: "A virtual machine with this name already exists in the assigned cluster.", errorKey: "__all__", skipNulls: false }],
+  filters: {
+    cluster_group_id: { kind: "path", path: "cluster.group", key: "id" },
+    cluster_group: { kind: "path", path: "cluster.group", key: "slug" },
+    cluster_type_id: { kind: "path", path: "cluster.type", key: "id" },
+    cluster_type: { kind: "path", path: "cluster.type", key: "slug" },
+    site_id: { kind: "path", path: "cluster.site", key: "id" },
+    site: { kind: "path", path: "cluster.site", key: "slug" },
+    region_id: { kind: "path", path: "cluster.site.region", key: "id", tree: true },
+    region: { kind: "path", path: "cluster.site.region", key: "slug", tree: true },
+    has_primary_ip: { kind: "custom", fn: "has_primary_ip" },
+    has_interfaces: { kind: "has", model: "virtualization.vminterface", via: "virtual_machine" },
+    ...tenancyFilters,
+  },
+  /** Nautobot 1.6 VirtualMachine.clean()/validate_unique(). */
+  async validate(a) {
+    if (a.data.name && !a.data.tenant) {
+      const same = (await a.find("virtualization.virtualmachine", { cluster: a.data.cluster, name: a.data.name, tenant: null })).filter((x) => x.id !== a.data.id);
+      if (same.length) a.error("__all__", "A virtual machine with this name already exists in the assigned cluster.");
+    }
+    await checkPrimaryIps(a, "virtualization.vminterface", "virtual_machine", false);
+  },
+});
+
+export const vmInterface = defineModel({
+  app: "virtualization",
+  name: "vminterface",
+  verbose: "VM interface",
+  path: "interfaces",
+  customFields: true,
+  tags: true,
+  fields: {
+    virtual_machine: f.rfk("virtualization.virtualmachine", "CASCADE", { filterKey: "name" }),
+    name: f.name(64, { natural: true }),
+    enabled: f.bool(true),
+    status: { ...f.status(), required: false },
+    parent_interface: f.ofk("virtualization.vminterface", "CASCADE", { filterKey: "name" }),
+    bridge: f.ofk("virtualization.vminterface", "SET_NULL", { filterKey: "name" }),
+    mtu: f.int({ nullable: true, min: 1, max: 65536 }),
+    mac_address: f.mac({ nullable: true }),
+    description: f.description(),
+    mode: f.choice(INTERFACE_MODES),
+    untagged_vlan: f.ofk("ipam.vlan", "SET_NULL", { filterKey: "vid" }),
+    tagged_vlans: f.m2m("ipam.vlan", { filterKey: "vid" }),
+  },
+  nested: ["virtual_machine", "name"],
+  ordering: ["virtual_machine", "name"],
+  search: ["name"],
+  uniqueTogether: [{ fields: ["virtual_machine", "name"] }],
+  features: ["statuses"],
+  filters: {
+    cluster_id: { kind: "path", path: "virtual_machine.cluster", key: "id" },
+    cluster: { kind: "path", path: "virtual_machine.cluster", key: "name" },
+  },
+  /** BaseInterface rules for VM interfaces (status defaults to active in API 1.2). */
+  async validate(a) {
+    if (!a.data.status) a.data.status = "active";
+    await checkVlans(a, async () => {
+      const vm = await a.get("virtualization.virtualmachine", a.data.virtual_machine);
+      const c = vm ? await a.get("virtualization.cluster", vm.cluster) : undefined;
+      return (c?.site as string | null) ?? null;
+    });
+  },
+});
+
+export const models: ModelDef[] = [clusterType, clusterGroup, cluster, virtualMachine, vmInterface];
