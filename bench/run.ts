@@ -63,25 +63,70 @@ try {
 
 // 2. Synthetic growth.
 const t1 = performance.now();
-const { prefix } = await grow(store, reg, { devices: Number(args.devices), interfacesPerDevice: Number(args.interfaces), ips: Number(args.ips) }, log);
+const { prefix } = await grow(
+  store,
+  reg,
+  { devices: Number(args.devices), interfacesPerDevice: Number(args.interfaces), ips: Number(args.ips) },
+  log,
+);
 log(`growth: ${((performance.now() - t1) / 1000).toFixed(1)} s`);
 
 // 3. A token, and ids to ask for.
 const userId = randomUUID();
-await store.db.insertInto("users_user").values({ id: userId, username: `bench-${userId.slice(0, 8)}`, password: hashPassword("x"), first_name: "", last_name: "", email: "", is_staff: true, is_active: true, is_superuser: true, date_joined: nowIso() }).execute();
+await store.db
+  .insertInto("users_user")
+  .values({
+    id: userId,
+    username: `bench-${userId.slice(0, 8)}`,
+    password: hashPassword("x"),
+    first_name: "",
+    last_name: "",
+    email: "",
+    is_staff: true,
+    is_active: true,
+    is_superuser: true,
+    date_joined: nowIso(),
+  })
+  .execute();
 const token = randomBytes(20).toString("hex");
-await store.db.insertInto("users_token").values({ id: randomUUID(), user_id: userId, created: nowIso(), expires: null, key: hashTokenKey(token), key_suffix: token.slice(-6), write_enabled: true, description: "bench" }).execute();
-const device = await store.db.selectFrom("dcim_device").select("id").where("name", "like", "%leaf-0001").executeTakeFirstOrThrow();
-const counts = await sql<{ d: number; i: number; a: number }>`SELECT (SELECT count(*) FROM dcim_device) AS d, (SELECT count(*) FROM dcim_interface) AS i, (SELECT count(*) FROM ipam_ipaddress) AS a`.execute(store.db);
+await store.db
+  .insertInto("users_token")
+  .values({
+    id: randomUUID(),
+    user_id: userId,
+    created: nowIso(),
+    expires: null,
+    key: hashTokenKey(token),
+    key_suffix: token.slice(-6),
+    write_enabled: true,
+    description: "bench",
+  })
+  .execute();
+const device = await store.db
+  .selectFrom("dcim_device")
+  .select("id")
+  .where("name", "like", "%leaf-0001")
+  .executeTakeFirstOrThrow();
+const counts = await sql<{
+  d: number;
+  i: number;
+  a: number;
+}>`SELECT (SELECT count(*) FROM dcim_device) AS d, (SELECT count(*) FROM dcim_interface) AS i, (SELECT count(*) FROM ipam_ipaddress) AS a`.execute(
+  store.db,
+);
 log(`seeded: ${JSON.stringify(counts.rows[0])}`);
 await store.close();
 
 // 4. Server in a child process.
 const port = 18000 + Math.floor(Math.random() * 1000);
-const child = spawn(process.execPath, ["bin/inventory.js", "serve", "--port", String(port), "--database", dbUrl], {
-  env: { ...process.env, INVENTORY_LOG_LEVEL: "warn" },
-  stdio: ["ignore", "pipe", "inherit"],
-});
+const child = spawn(
+  process.execPath,
+  ["bin/inventory.js", "serve", "--port", String(port), "--database", dbUrl],
+  {
+    env: { ...process.env, INVENTORY_LOG_LEVEL: "warn" },
+    stdio: ["ignore", "pipe", "inherit"],
+  },
+);
 await new Promise<void>((resolve, reject) => {
   child.stdout!.on("data", (d: Buffer) => {
     if (d.toString().includes("listening")) resolve();
@@ -89,7 +134,11 @@ await new Promise<void>((resolve, reject) => {
   child.on("exit", (c) => reject(new Error(`server exited ${c}`)));
 });
 const base = `http://127.0.0.1:${port}`;
-const headers = { Authorization: `Token ${token}`, Accept: "application/json", "Content-Type": "application/json" };
+const headers = {
+  Authorization: `Token ${token}`,
+  Accept: "application/json",
+  "Content-Type": "application/json",
+};
 
 interface Scenario {
   name: string;
@@ -105,7 +154,11 @@ const scenarios: Scenario[] = [
   { name: "GET one device (brief)", path: `/api/dcim/devices/${device.id}/?brief=1`, rows: 1 },
   { name: "GET devices limit=50", path: "/api/dcim/devices/?limit=50", rows: 50 },
   { name: "GET devices limit=1000", path: "/api/dcim/devices/?limit=1000", rows: 1000 },
-  { name: "GET interfaces device_id limit=1000", path: `/api/dcim/interfaces/?device_id=${device.id}&limit=1000`, rows: Number(args.interfaces) },
+  {
+    name: "GET interfaces device_id limit=1000",
+    path: `/api/dcim/interfaces/?device_id=${device.id}&limit=1000`,
+    rows: Number(args.interfaces),
+  },
   { name: `GET ip-addresses parent=${prefix}`, path: `/api/ipam/ip-addresses/?parent=${prefix}`, rows: 50 },
   {
     name: "POST one IP address",
@@ -114,7 +167,10 @@ const scenarios: Scenario[] = [
     rows: 1,
     body: () => {
       ipSeq++;
-      return JSON.stringify({ address: `172.${16 + Math.floor(ipSeq / 65536)}.${Math.floor(ipSeq / 256) % 256}.${ipSeq % 256}/12`, status: "active" });
+      return JSON.stringify({
+        address: `172.${16 + Math.floor(ipSeq / 65536)}.${Math.floor(ipSeq / 256) % 256}.${ipSeq % 256}/12`,
+        status: "active",
+      });
     },
   },
 ];
@@ -128,24 +184,67 @@ for (const sc of scenarios) {
     headers,
     connections: slow ? 2 : Number(args.connections),
     duration: Number(args.duration),
-    ...(sc.body ? { setupClient: (client: any) => client.setBody(sc.body!()), requests: [{ setupRequest: (req: any) => ({ ...req, body: sc.body!() }) }] } : {}),
+    ...(sc.body
+      ? {
+          setupClient: (client: any) => client.setBody(sc.body!()),
+          requests: [{ setupRequest: (req: any) => ({ ...req, body: sc.body!() }) }],
+        }
+      : {}),
   } as any);
   const rps = r.requests.average;
-  results.push({ scenario: sc.name, rps, p50: r.latency.p50, p99: r.latency.p99, rowsPerSec: rps * sc.rows, non2xx: r.non2xx, errors: r.errors });
-  log(`  ${sc.name}: ${rps.toFixed(0)} req/s p50 ${r.latency.p50} ms p99 ${r.latency.p99} ms${r.non2xx ? ` (non-2xx ${r.non2xx})` : ""}`);
+  results.push({
+    scenario: sc.name,
+    rps,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    rowsPerSec: rps * sc.rows,
+    non2xx: r.non2xx,
+    errors: r.errors,
+  });
+  log(
+    `  ${sc.name}: ${rps.toFixed(0)} req/s p50 ${r.latency.p50} ms p99 ${r.latency.p99} ms${r.non2xx ? ` (non-2xx ${r.non2xx})` : ""}`,
+  );
 }
 child.kill("SIGTERM");
 
 const floor = Number(results[0]!.rps) || 1;
 const table = new Table({ head: ["scenario", "req/s", "p50 ms", "p99 ms", "rows/s", "× floor"] });
 for (const r of results) {
-  table.push([String(r.scenario), Number(r.rps).toFixed(0), String(r.p50), String(r.p99), Number(r.rowsPerSec).toFixed(0), (Number(r.rps) / floor).toFixed(3)]);
+  table.push([
+    String(r.scenario),
+    Number(r.rps).toFixed(0),
+    String(r.p50),
+    String(r.p99),
+    Number(r.rowsPerSec).toFixed(0),
+    (Number(r.rps) / floor).toFixed(3),
+  ]);
 }
-table.push(["NetBox demo import (s)", importSeconds === null ? "n/a" : importSeconds.toFixed(2), "", "", "", ""]);
+table.push([
+  "NetBox demo import (s)",
+  importSeconds === null ? "n/a" : importSeconds.toFixed(2),
+  "",
+  "",
+  "",
+  "",
+]);
 log(table.toString());
 mkdirSync("bench/results", { recursive: true });
 const out = join("bench/results", `${new Date().toISOString().slice(0, 10)}-${engine}.json`);
-writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), engine, seeded: counts.rows[0], importSeconds, node: process.version, results }, null, 2));
+writeFileSync(
+  out,
+  JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      engine,
+      seeded: counts.rows[0],
+      importSeconds,
+      node: process.version,
+      results,
+    },
+    null,
+    2,
+  ),
+);
 log(`written ${out}`);
 if (sqliteFile) for (const s of ["", "-wal", "-shm"]) rmSync(`${sqliteFile}${s}`, { force: true });
 process.exit(0);

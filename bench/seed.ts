@@ -19,7 +19,12 @@ export interface GrowthSize {
 const CITIES = ["ams", "fra", "lon", "par", "nyc", "sfo", "sin", "syd", "tyo", "gru", "jnb", "dxb"];
 
 /** Grow the database to the given size. Reports progress through `log`. */
-export async function grow(store: Store, reg: Registry, size: GrowthSize, log: (s: string) => void): Promise<{ prefix: string }> {
+export async function grow(
+  store: Store,
+  reg: Registry,
+  size: GrowthSize,
+  log: (s: string) => void,
+): Promise<{ prefix: string }> {
   const ctx: Ctx = makeCtx({ store, reg, settings: { enforceGlobalUnique: false, changelog: true } });
   ctx.actor = undefined;
   const m = (k: string) => reg.get(k);
@@ -27,9 +32,17 @@ export async function grow(store: Store, reg: Registry, size: GrowthSize, log: (
   const siteCount = Math.ceil(size.devices / devicesPerSite);
   const setup = await inTransaction(ctx, async (t) => {
     const mfr = await createObject(t, m("dcim.manufacturer"), { name: "Benchmark Networks" });
-    const dt = await createObject(t, m("dcim.devicetype"), { manufacturer: mfr, model: `BN-${size.interfacesPerDevice}X`, u_height: 1 });
+    const dt = await createObject(t, m("dcim.devicetype"), {
+      manufacturer: mfr,
+      model: `BN-${size.interfacesPerDevice}X`,
+      u_height: 1,
+    });
     for (let i = 0; i < size.interfacesPerDevice; i++) {
-      await createObject(t, m("dcim.interfacetemplate"), { device_type: dt, name: `xe-0/0/${i}`, type: "10gbase-x-sfpp" });
+      await createObject(t, m("dcim.interfacetemplate"), {
+        device_type: dt,
+        name: `xe-0/0/${i}`,
+        type: "10gbase-x-sfpp",
+      });
     }
     const role = await createObject(t, m("dcim.devicerole"), { name: "Benchmark Leaf", color: "2196f3" });
     const region = await createObject(t, m("dcim.region"), { name: "Benchmark" });
@@ -39,16 +52,36 @@ export async function grow(store: Store, reg: Registry, size: GrowthSize, log: (
   for (let s = 0; s < siteCount; s++) {
     const name = `${CITIES[s % CITIES.length]}${String(Math.floor(s / CITIES.length) + 1).padStart(2, "0")}`;
     const site = await inTransaction(ctx, async (t) => {
-      const id = await createObject(t, m("dcim.site"), { name: `bench-${name}`, status: "active", region: setup.region });
+      const id = await createObject(t, m("dcim.site"), {
+        name: `bench-${name}`,
+        status: "active",
+        region: setup.region,
+      });
       const racks: string[] = [];
       for (let r = 0; r < Math.ceil(devicesPerSite / 40); r++) {
-        racks.push(await createObject(t, m("dcim.rack"), { name: `${name}-r${String(r + 1).padStart(2, "0")}`, site: id, status: "active" }));
+        racks.push(
+          await createObject(t, m("dcim.rack"), {
+            name: `${name}-r${String(r + 1).padStart(2, "0")}`,
+            site: id,
+            status: "active",
+          }),
+        );
       }
       const group = await createObject(t, m("ipam.vlangroup"), { name: `${name}-vlans`, site: id });
       for (let v = 0; v < 10; v++) {
-        await createObject(t, m("ipam.vlan"), { vid: 100 + v, name: `${name}-v${100 + v}`, status: "active", site: id, group });
+        await createObject(t, m("ipam.vlan"), {
+          vid: 100 + v,
+          name: `${name}-v${100 + v}`,
+          status: "active",
+          site: id,
+          group,
+        });
       }
-      await createObject(t, m("ipam.prefix"), { prefix: `10.${s % 256}.0.0/16`, status: "container", site: id });
+      await createObject(t, m("ipam.prefix"), {
+        prefix: `10.${s % 256}.0.0/16`,
+        status: "container",
+        site: id,
+      });
       return { id, name, racks, n: s };
     });
     sites.push(site);

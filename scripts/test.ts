@@ -19,7 +19,10 @@ function files(dir: string): string[] {
 }
 
 async function pgReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: process.env.TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test", connectionTimeoutMillis: 3000 });
+  const client = new pg.Client({
+    connectionString: process.env.TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test",
+    connectionTimeoutMillis: 3000,
+  });
   try {
     await client.connect();
     await client.end();

@@ -22,8 +22,10 @@ export interface Config {
   logLevel: string;
 }
 
-const bool = (v: string | undefined, d: boolean) => (v === undefined ? d : ["1", "true", "yes", "on"].includes(v.toLowerCase()));
-const int = (v: string | undefined, d: number) => (v === undefined || v === "" || Number.isNaN(Number(v)) ? d : Number(v));
+const bool = (v: string | undefined, d: boolean) =>
+  v === undefined ? d : ["1", "true", "yes", "on"].includes(v.toLowerCase());
+const int = (v: string | undefined, d: number) =>
+  v === undefined || v === "" || Number.isNaN(Number(v)) ? d : Number(v);
 
 /** Defaults overlaid with the environment. */
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {

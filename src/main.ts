@@ -28,10 +28,17 @@ program
   .option(dbOpt, dbHelp)
   .option("--anonymous-read", "allow reads without a token (Nautobot LOGIN_REQUIRED=False)")
   .option("--trust-proxy", "build URLs from X-Forwarded-Proto / X-Forwarded-Host")
-  .option("--demo", "serve a fresh SQLite database loaded with the NetBox demo data (implies --anonymous-read off; prints a token)")
+  .option(
+    "--demo",
+    "serve a fresh SQLite database loaded with the NetBox demo data (implies --anonymous-read off; prints a token)",
+  )
   .action(runServe);
 
-program.command("migrate").description("create or upgrade the database schema and built-in rows").option(dbOpt, dbHelp).action(runMigrate);
+program
+  .command("migrate")
+  .description("create or upgrade the database schema and built-in rows")
+  .option(dbOpt, dbHelp)
+  .action(runMigrate);
 
 program
   .command("createsuperuser")
@@ -64,7 +71,8 @@ try {
   await program.parseAsync(process.argv);
 } catch (e) {
   if (e instanceof CommanderError) {
-    if (e.code === "commander.helpDisplayed" || e.code === "commander.help" || e.code === "commander.version") process.exit(0);
+    if (e.code === "commander.helpDisplayed" || e.code === "commander.help" || e.code === "commander.version")
+      process.exit(0);
     process.exit(2);
   }
   process.stderr.write(`inventory: ${(e as Error).message}\n`);

@@ -32,12 +32,22 @@ export async function runMigrate(opts: DbOpts): Promise<void> {
 }
 
 /** `inventory createsuperuser` */
-export async function runCreateSuperuser(opts: DbOpts & { username: string; password: string }): Promise<void> {
+export async function runCreateSuperuser(
+  opts: DbOpts & { username: string; password: string },
+): Promise<void> {
   const store = await open(opts);
   try {
-    const existing = await store.db.selectFrom("users_user").select("id").where("username", "=", opts.username).executeTakeFirst();
+    const existing = await store.db
+      .selectFrom("users_user")
+      .select("id")
+      .where("username", "=", opts.username)
+      .executeTakeFirst();
     if (existing) {
-      await store.db.updateTable("users_user").set({ password: hashPassword(opts.password), is_superuser: true, is_staff: true, is_active: true }).where("id", "=", existing.id).execute();
+      await store.db
+        .updateTable("users_user")
+        .set({ password: hashPassword(opts.password), is_superuser: true, is_staff: true, is_active: true })
+        .where("id", "=", existing.id)
+        .execute();
       process.stdout.write(`superuser ${opts.username} updated\n`);
     } else {
       await store.db
@@ -63,18 +73,40 @@ export async function runCreateSuperuser(opts: DbOpts & { username: string; pass
 }
 
 /** `inventory token create`: prints the key alone on stdout. */
-export async function runTokenCreate(opts: DbOpts & { username: string; key?: string; readOnly?: boolean }): Promise<void> {
-  if (opts.key !== undefined && !/^[0-9a-fA-F]{40}$/.test(opts.key)) throw new Error("--key must be 40 hexadecimal digits");
+export async function runTokenCreate(
+  opts: DbOpts & { username: string; key?: string; readOnly?: boolean },
+): Promise<void> {
+  if (opts.key !== undefined && !/^[0-9a-fA-F]{40}$/.test(opts.key))
+    throw new Error("--key must be 40 hexadecimal digits");
   const store = await open(opts);
   try {
-    const user = await store.db.selectFrom("users_user").select("id").where("username", "=", opts.username).executeTakeFirst();
+    const user = await store.db
+      .selectFrom("users_user")
+      .select("id")
+      .where("username", "=", opts.username)
+      .executeTakeFirst();
     if (!user) throw new Error(`no user named ${opts.username}`);
-    const key = (opts.key ?? Buffer.from(crypto.getRandomValues(new Uint8Array(20))).toString("hex")).toLowerCase();
-    const clash = await store.db.selectFrom("users_token").select("id").where("key", "=", hashTokenKey(key)).executeTakeFirst();
+    const key = (
+      opts.key ?? Buffer.from(crypto.getRandomValues(new Uint8Array(20))).toString("hex")
+    ).toLowerCase();
+    const clash = await store.db
+      .selectFrom("users_token")
+      .select("id")
+      .where("key", "=", hashTokenKey(key))
+      .executeTakeFirst();
     if (clash) throw new Error("a token with this key already exists");
     await store.db
       .insertInto("users_token")
-      .values({ id: randomUUID(), user_id: user.id, created: nowIso(), expires: null, key: hashTokenKey(key), key_suffix: key.slice(-6), write_enabled: !opts.readOnly, description: "" })
+      .values({
+        id: randomUUID(),
+        user_id: user.id,
+        created: nowIso(),
+        expires: null,
+        key: hashTokenKey(key),
+        key_suffix: key.slice(-6),
+        write_enabled: !opts.readOnly,
+        description: "",
+      })
       .execute();
     process.stdout.write(`${key}\n`);
   } finally {
@@ -83,7 +115,15 @@ export async function runTokenCreate(opts: DbOpts & { username: string; key?: st
 }
 
 /** `inventory serve` */
-export async function runServe(opts: DbOpts & { host?: string; port?: string; anonymousRead?: boolean; trustProxy?: boolean; demo?: boolean }): Promise<void> {
+export async function runServe(
+  opts: DbOpts & {
+    host?: string;
+    port?: string;
+    anonymousRead?: boolean;
+    trustProxy?: boolean;
+    demo?: boolean;
+  },
+): Promise<void> {
   const config: Config = configFromEnv();
   if (opts.host) config.host = opts.host;
   if (opts.port) {
@@ -106,8 +146,11 @@ export async function runServe(opts: DbOpts & { host?: string; port?: string; an
   const app = await buildApp({ store, reg: registry(), config, logger });
   await app.listen({ host: config.host, port: config.port });
   const where = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`;
-  process.stdout.write(`inventory listening on ${where}/api/ (database ${config.databaseUrl.replace(/\/\/[^@]*@/, "//")})\n`);
-  if (demoToken) process.stdout.write(`demo data loaded; API token (user admin / password admin): ${demoToken}\n`);
+  process.stdout.write(
+    `inventory listening on ${where}/api/ (database ${config.databaseUrl.replace(/\/\/[^@]*@/, "//")})\n`,
+  );
+  if (demoToken)
+    process.stdout.write(`demo data loaded; API token (user admin / password admin): ${demoToken}\n`);
   else {
     process.stdout.write(
       "get a token: npx inventory createsuperuser --username admin --password admin && npx inventory token create --username admin\n",
@@ -126,7 +169,13 @@ export async function runImportNetbox(file: string, opts: DbOpts & { strict?: bo
   const { importNetbox } = await import("../importer/netbox/run.ts");
   const store = await open(opts);
   try {
-    const ok = await importNetbox({ store, reg: registry(), file, strict: !!opts.strict, out: process.stdout });
+    const ok = await importNetbox({
+      store,
+      reg: registry(),
+      file,
+      strict: !!opts.strict,
+      out: process.stdout,
+    });
     if (!ok) process.exitCode = 1;
   } finally {
     await store.close();

@@ -3,21 +3,26 @@
  * endpoints of every registered model (no per-model handlers). Behaviour follows the seed (Endpoints,
  * Authentication, Errors, Limits) and Nautobot 1.6 at API version 1.2 (nautobot-api-core.md).
  */
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from "fastify";
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from "fastify";
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
+import { normalizeUuid, RESERVED_PARAMS } from "../query/filters.ts";
 import { APPS, type Model, type Registry } from "../registry/index.ts";
 import { type Ctx, makeCtx } from "../service/context.ts";
 import { AppError, NotFoundError, PermissionDenied, ValidationError } from "../service/errors.ts";
 import { getRow, listRows } from "../service/read.ts";
 import { detailUrl, represent } from "../service/represent.ts";
 import { createMany, createObject, deleteObjects, inTransaction, updateObject } from "../service/write.ts";
-import { normalizeUuid, RESERVED_PARAMS } from "../query/filters.ts";
 import type { Store } from "../store/db.ts";
 import { type Auth, authenticate, clearTokenCache } from "./auth.ts";
 import { mapError } from "./errors.ts";
-import { optionsFor } from "./options.ts";
 import { openapiDocument } from "./openapi.ts";
+import { optionsFor } from "./options.ts";
 
 /** API versions accepted (Nautobot 1.6: 1.2 … 1.6); responses are always the 1.2 shapes. */
 export const API_VERSIONS = ["1.2", "1.3", "1.4", "1.5", "1.6"];
@@ -74,10 +79,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Bodies: JSON only (415 otherwise), DRF's parse error text, `application/json;` tolerated.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "string" }, (req, body, done) => {
-    const type = String(req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+    const type = String(req.headers["content-type"] ?? "")
+      .split(";")[0]!
+      .trim()
+      .toLowerCase();
     const text = String(body ?? "");
     if (type && type !== "application/json") {
-      done(new AppError(415, `Unsupported media type "${String(req.headers["content-type"])}" in request.`), undefined);
+      done(
+        new AppError(415, `Unsupported media type "${String(req.headers["content-type"])}" in request.`),
+        undefined,
+      );
       return;
     }
     if (text.trim() === "") {
@@ -92,14 +103,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   const baseUrl = (req: FastifyRequest) => {
-    const proto = config.trustProxy ? String(req.headers["x-forwarded-proto"] ?? req.protocol).split(",")[0]!.trim() : req.protocol;
+    const proto = config.trustProxy
+      ? String(req.headers["x-forwarded-proto"] ?? req.protocol)
+          .split(",")[0]!
+          .trim()
+      : req.protocol;
     const host = config.trustProxy
-      ? String(req.headers["x-forwarded-host"] ?? req.headers.host ?? "").split(",")[0]!.trim()
+      ? String(req.headers["x-forwarded-host"] ?? req.headers.host ?? "")
+          .split(",")[0]!
+          .trim()
       : String(req.headers.host ?? `${config.host}:${config.port}`);
     return `${proto}://${host}`;
   };
 
-  const ctxFor = (req: FastifyRequest): Ctx => makeCtx({ store, reg, settings, baseUrl: baseUrl(req), actor: req.auth.actor });
+  const ctxFor = (req: FastifyRequest): Ctx =>
+    makeCtx({ store, reg, settings, baseUrl: baseUrl(req), actor: req.auth.actor });
 
   const send = (req: FastifyRequest, reply: FastifyReply, status: number, body: unknown) => {
     reply.code(status).header("Content-Type", "application/json");
@@ -116,7 +134,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const path = req.url.split("?")[0]!;
     if (!path.endsWith("/")) {
       const withSlash = `${path}/`;
-      const found = app.findRoute({ method: "GET", url: withSlash }) || app.findRoute({ method: "GET", url: "/api/:app/:model/:id/" });
+      const found =
+        app.findRoute({ method: "GET", url: withSlash }) ||
+        app.findRoute({ method: "GET", url: "/api/:app/:model/:id/" });
       if (found && withSlash.startsWith("/api/")) {
         const q = req.url.slice(path.length);
         return reply.code(302).header("Location", `${withSlash}${q}`).send();
@@ -134,12 +154,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const hv = /version=([\d.]+)/.exec(accept)?.[1];
     const qv = queryParams(req.url).get("api_version")?.[0];
     req.apiVersion = DEFAULT_API_VERSION;
-    if (hv && qv && hv !== qv) throw new AppError(400, 'Version mismatch between "Accept" header and query parameter.');
+    if (hv && qv && hv !== qv)
+      throw new AppError(400, 'Version mismatch between "Accept" header and query parameter.');
     if (hv && !API_VERSIONS.includes(hv)) {
-      throw new AppError(406, `Invalid version in "Accept" header. Supported versions are ${API_VERSIONS.join(", ")}`);
+      throw new AppError(
+        406,
+        `Invalid version in "Accept" header. Supported versions are ${API_VERSIONS.join(", ")}`,
+      );
     }
     if (qv && !API_VERSIONS.includes(qv)) {
-      throw new AppError(404, `Invalid version in query parameter. Supported versions are ${API_VERSIONS.join(", ")}`);
+      throw new AppError(
+        404,
+        `Invalid version in query parameter. Supported versions are ${API_VERSIONS.join(", ")}`,
+      );
     }
     req.apiVersion = hv ?? qv ?? DEFAULT_API_VERSION;
     reply.header("API-Version", req.apiVersion);
@@ -164,17 +191,38 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook("onResponse", async (req, reply) => {
     if (!SAFE.has(req.method) && req.url.startsWith("/api/users/")) clearTokenCache();
     const ms = Number(process.hrtime.bigint() - req.startNs) / 1e6;
-    req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(ms * 100) / 100, user: req.auth?.actor?.username }, "request");
+    req.log.info(
+      {
+        method: req.method,
+        url: req.url,
+        status: reply.statusCode,
+        ms: Math.round(ms * 100) / 100,
+        user: req.auth?.actor?.username,
+      },
+      "request",
+    );
   });
 
   // Liveness probe and the benchmark's framework floor: no auth, no database.
-  app.get("/health", async (_req, reply) => reply.header("Content-Type", "application/json").send('{"status":"ok"}'));
+  app.get("/health", async (_req, reply) =>
+    reply.header("Content-Type", "application/json").send('{"status":"ok"}'),
+  );
 
   // ---- roots ------------------------------------------------------------------------------------
   app.get("/api/", async (req, reply) => {
     const b = baseUrl(req);
     const body: Record<string, string> = {};
-    for (const a of ["circuits", "dcim", "extras", "ipam", "plugins", "status", "tenancy", "users", "virtualization"]) {
+    for (const a of [
+      "circuits",
+      "dcim",
+      "extras",
+      "ipam",
+      "plugins",
+      "status",
+      "tenancy",
+      "users",
+      "virtualization",
+    ]) {
       body[a] = `${b}/api/${a}/`;
     }
     reply.header("Allow", "GET, HEAD, OPTIONS");
@@ -183,9 +231,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.get("/api/status/", async (req, reply) => {
     const counts: Record<string, number> = {};
-    for (const key of ["dcim.site", "dcim.rack", "dcim.device", "dcim.interface", "ipam.prefix", "ipam.ipaddress", "ipam.vlan", "circuits.circuit", "virtualization.virtualmachine"]) {
+    for (const key of [
+      "dcim.site",
+      "dcim.rack",
+      "dcim.device",
+      "dcim.interface",
+      "ipam.prefix",
+      "ipam.ipaddress",
+      "ipam.vlan",
+      "circuits.circuit",
+      "virtualization.virtualmachine",
+    ]) {
       const m = reg.get(key);
-      const r: any = await store.db.selectFrom(m.table).select((eb: any) => eb.fn.countAll().as("n")).executeTakeFirst();
+      const r: any = await store.db
+        .selectFrom(m.table)
+        .select((eb: any) => eb.fn.countAll().as("n"))
+        .executeTakeFirst();
       counts[key] = Number(r?.n ?? 0);
     }
     return send(req, reply, 200, {
@@ -203,20 +264,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.get("/api/docs/", async (req, reply) => {
-    if (queryParams(req.url).get("format")?.[0] === "openapi") return reply.code(301).header("Location", "/api/swagger.json").send();
+    if (queryParams(req.url).get("format")?.[0] === "openapi")
+      return reply.code(301).header("Location", "/api/swagger.json").send();
     reply.type("text/html; charset=utf-8");
     return reply.send(docsPage());
   });
-  app.get("/api/swagger.json", async (req, reply) => send(req, reply, 200, openapiDocument(reg, baseUrl(req))));
+  app.get("/api/swagger.json", async (req, reply) =>
+    send(req, reply, 200, openapiDocument(reg, baseUrl(req))),
+  );
 
-  app.get("/api/plugins/", async (req, reply) => send(req, reply, 200, { "installed-plugins": `${baseUrl(req)}/api/plugins/installed-plugins/` }));
+  app.get("/api/plugins/", async (req, reply) =>
+    send(req, reply, 200, { "installed-plugins": `${baseUrl(req)}/api/plugins/installed-plugins/` }),
+  );
   app.get("/api/plugins/installed-plugins/", async (req, reply) => send(req, reply, 200, []));
   app.get("/api/users/config/", async (req, reply) => send(req, reply, 200, {}));
 
   app.all("/api/:app/", async (req, reply) => {
     const { app: appName } = req.params as { app: string };
     if (!(APPS as readonly string[]).includes(appName) || appName === "plugins") throw new NotFoundError();
-    if (req.method !== "GET" && req.method !== "HEAD") throw new AppError(405, `Method "${req.method}" not allowed.`);
+    if (req.method !== "GET" && req.method !== "HEAD")
+      throw new AppError(405, `Method "${req.method}" not allowed.`);
     const body: Record<string, string> = {};
     const extra = appName === "users" ? ["config"] : [];
     const entries = [...reg.appModels(appName).map((m) => m.path), ...extra].sort();
@@ -253,7 +320,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
 
   const renderIds = async (ctx: Ctx, model: Model, ids: string[]) => {
-    const rows = await ctx.db.selectFrom(model.table).selectAll().where("id", "in", ids.length ? ids : ["__none__"]).execute();
+    const rows = await ctx.db
+      .selectFrom(model.table)
+      .selectAll()
+      .where("id", "in", ids.length ? ids : ["__none__"])
+      .execute();
     const byId = new Map(rows.map((r) => [r.id as string, r]));
     const ordered = ids.map((i) => byId.get(i)).filter((r): r is NonNullable<typeof r> => !!r);
     const out = await represent(ctx, model, ordered, "full");
@@ -273,16 +344,30 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const { params, ignore } = listParams(req, model);
       const limitRaw = intParam(params.get("limit")?.[0]);
       let limit: number | undefined = config.paginateCount;
-      if (limitRaw !== undefined && limitRaw > 0) limit = config.maxPageSize ? Math.min(limitRaw, config.maxPageSize) : limitRaw;
+      if (limitRaw !== undefined && limitRaw > 0)
+        limit = config.maxPageSize ? Math.min(limitRaw, config.maxPageSize) : limitRaw;
       else if (limitRaw === 0) limit = config.maxPageSize ? config.maxPageSize : undefined;
       const offsetRaw = intParam(params.get("offset")?.[0]);
       const offset = offsetRaw !== undefined && offsetRaw > 0 ? offsetRaw : 0;
-      const { count, rows } = await listRows(ctx, model, { params, ignore, limit, offset, ...(ownerOf(req, model) ? { ownerColumn: ownerOf(req, model)! } : {}) });
-      const results = await represent(ctx, model, rows, isBrief(req) ? "nested" : "full", renderOpts(req, model));
+      const { count, rows } = await listRows(ctx, model, {
+        params,
+        ignore,
+        limit,
+        offset,
+        ...(ownerOf(req, model) ? { ownerColumn: ownerOf(req, model)! } : {}),
+      });
+      const results = await represent(
+        ctx,
+        model,
+        rows,
+        isBrief(req) ? "nested" : "full",
+        renderOpts(req, model),
+      );
       const pageUrl = (newOffset: number | undefined) => {
         const p = new URLSearchParams();
         const entries: Array<[string, string]> = [];
-        for (const [k, vs] of params) if (k !== "limit" && k !== "offset") for (const v of vs) entries.push([k, v]);
+        for (const [k, vs] of params)
+          if (k !== "limit" && k !== "offset") for (const v of vs) entries.push([k, v]);
         if (limit !== undefined) entries.push(["limit", String(limit)]);
         if (newOffset !== undefined) entries.push(["offset", String(newOffset)]);
         entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
@@ -291,8 +376,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       };
       const next = limit !== undefined && offset + limit < count ? pageUrl(offset + limit) : null;
       let previous: string | null = null;
-      if (limit !== undefined && offset > 0) previous = pageUrl(offset - limit > 0 ? offset - limit : undefined);
-      return send(req, reply, 200, { count, next, previous, results: results.map((o) => withTokenKey(ctx, model, o)) });
+      if (limit !== undefined && offset > 0)
+        previous = pageUrl(offset - limit > 0 ? offset - limit : undefined);
+      return send(req, reply, 200, {
+        count,
+        next,
+        previous,
+        results: results.map((o) => withTokenKey(ctx, model, o)),
+      });
     }
     if (method === "OPTIONS") return send(req, reply, 200, await optionsFor(ctx, model, "list", req.auth));
     if (model.readOnly) throw new AppError(405, `Method "${method}" not allowed.`);
@@ -306,7 +397,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const [obj] = await renderIds(ctx, model, [id]);
       reply.header("Location", detailUrl(ctx, model, id));
       if (model.key === "dcim.device" && isBrief(req)) {
-        const [n] = await represent(ctx, model, await ctx.db.selectFrom(model.table).selectAll().where("id", "=", id).execute(), "nested");
+        const [n] = await represent(
+          ctx,
+          model,
+          await ctx.db.selectFrom(model.table).selectAll().where("id", "=", id).execute(),
+          "nested",
+        );
         return send(req, reply, 201, n);
       }
       return send(req, reply, 201, obj);
@@ -316,7 +412,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const owner = ownerOf(req, model);
       if (method === "DELETE") {
         await inTransaction(ctx, async (t) => {
-          let q = t.db.selectFrom(model.table).select("id").where("id", "in", items.map((i) => i.id).concat(["__none__"]));
+          let q = t.db
+            .selectFrom(model.table)
+            .select("id")
+            .where("id", "in", items.map((i) => i.id).concat(["__none__"]));
           if (owner) q = q.where(owner[0], "=", owner[1]);
           const found = (await q.execute()).map((r) => r.id as string);
           if (found.length) await deleteObjects(t, model, found);
@@ -324,7 +423,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         return reply.code(204).send();
       }
       const ids = await inTransaction(ctx, async (t) => {
-        let q = t.db.selectFrom(model.table).select("id").where("id", "in", items.map((i) => i.id).concat(["__none__"]));
+        let q = t.db
+          .selectFrom(model.table)
+          .select("id")
+          .where("id", "in", items.map((i) => i.id).concat(["__none__"]));
         if (owner) q = q.where(owner[0], "=", owner[1]);
         const found = new Set((await q.execute()).map((r) => r.id as string));
         const done: string[] = [];
@@ -354,7 +456,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const listP = { params, ignore, limit: 1, offset: 0, ...(owner ? { ownerColumn: owner } : {}) };
     if (method === "GET" || method === "HEAD") {
       const row = await getRow(ctx, model, id, listP);
-      const [obj] = await represent(ctx, model, [row], isBrief(req) ? "nested" : "full", renderOpts(req, model));
+      const [obj] = await represent(
+        ctx,
+        model,
+        [row],
+        isBrief(req) ? "nested" : "full",
+        renderOpts(req, model),
+      );
       return send(req, reply, 200, withTokenKey(ctx, model, obj!));
     }
     if (method === "OPTIONS") return send(req, reply, 200, await optionsFor(ctx, model, "detail", req.auth));
@@ -378,7 +486,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 /** Validate a bulk update/delete body: a list of objects each with a UUID `id` (BulkOperationSerializer). */
 function bulkItems(body: unknown): Array<{ id: string; raw: Record<string, unknown> }> {
   if (!Array.isArray(body)) {
-    throw new ValidationError({ non_field_errors: [`Expected a list of items but got type "${body === null ? "NoneType" : typeof body === "object" ? "dict" : typeof body}".`] });
+    throw new ValidationError({
+      non_field_errors: [
+        `Expected a list of items but got type "${body === null ? "NoneType" : typeof body === "object" ? "dict" : typeof body}".`,
+      ],
+    });
   }
   const errs: unknown[] = [];
   let bad = false;

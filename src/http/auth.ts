@@ -4,9 +4,9 @@
  */
 import { scryptSync, timingSafeEqual } from "node:crypto";
 import type { Actor } from "../service/context.ts";
-import type { Store } from "../store/db.ts";
 import { AppError } from "../service/errors.ts";
 import { hashTokenKey } from "../service/write.ts";
+import type { Store } from "../store/db.ts";
 
 /** Result of authenticating a request. */
 export interface Auth {
@@ -31,7 +31,11 @@ const forbid = (detail: string) => new AppError(403, detail);
  * Authenticate from the Authorization header. Returns an anonymous Auth when no credentials are sent.
  * @throws AppError 403 for malformed or invalid credentials.
  */
-export async function authenticate(store: Store, header: string | undefined, allowBasic: boolean): Promise<Auth> {
+export async function authenticate(
+  store: Store,
+  header: string | undefined,
+  allowBasic: boolean,
+): Promise<Auth> {
   if (!header) return { actor: undefined, writeEnabled: false };
   const parts = header.trim().split(/\s+/);
   const scheme = (parts[0] ?? "").toLowerCase();
@@ -40,10 +44,17 @@ export async function authenticate(store: Store, header: string | undefined, all
     const i = decoded.indexOf(":");
     const username = decoded.slice(0, i);
     const password = decoded.slice(i + 1);
-    const user = await store.db.selectFrom("users_user").selectAll().where("username", "=", username).executeTakeFirst();
+    const user = await store.db
+      .selectFrom("users_user")
+      .selectAll()
+      .where("username", "=", username)
+      .executeTakeFirst();
     if (!user || i < 0 || !checkPassword(password, user.password)) throw forbid("Invalid username/password.");
     if (!user.is_active) throw forbid("User inactive or deleted.");
-    return { actor: { id: user.id, username: user.username, isSuperuser: !!user.is_superuser }, writeEnabled: true };
+    return {
+      actor: { id: user.id, username: user.username, isSuperuser: !!user.is_superuser },
+      writeEnabled: true,
+    };
   }
   if (scheme !== "token") return { actor: undefined, writeEnabled: false };
   if (parts.length === 1) throw forbid("Invalid token header. No credentials provided.");
@@ -54,7 +65,14 @@ export async function authenticate(store: Store, header: string | undefined, all
   const row = await store.db
     .selectFrom("users_token as k")
     .innerJoin("users_user as u", "u.id", "k.user_id")
-    .select(["k.expires", "k.write_enabled", "u.id as user_id", "u.username", "u.is_active", "u.is_superuser"])
+    .select([
+      "k.expires",
+      "k.write_enabled",
+      "u.id as user_id",
+      "u.username",
+      "u.is_active",
+      "u.is_superuser",
+    ])
     .where("k.key", "=", hashTokenKey(key))
     .executeTakeFirst();
   if (!row) throw forbid("Invalid token");

@@ -15,10 +15,15 @@ export function mapError(err: unknown, log: FastifyBaseLogger): { status: number
   const e = err as { code?: string; message?: string; statusCode?: number; errcode?: number };
   const msg = String(e?.message ?? "");
   if (e?.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") return { status: 415, body: { detail: msg } };
-  if (e?.code === "FST_ERR_CTP_BODY_TOO_LARGE") return { status: 413, body: { detail: "Request body too large." } };
-  if (e?.statusCode && e.statusCode >= 400 && e.statusCode < 500) return { status: e.statusCode, body: { detail: msg } };
+  if (e?.code === "FST_ERR_CTP_BODY_TOO_LARGE")
+    return { status: 413, body: { detail: "Request body too large." } };
+  if (e?.statusCode && e.statusCode >= 400 && e.statusCode < 500)
+    return { status: e.statusCode, body: { detail: msg } };
   if (e?.code === "23505" || /UNIQUE constraint failed/.test(msg)) {
-    return { status: 400, body: { __all__: ["An object with these unique values already exists (concurrent write)."] } };
+    return {
+      status: 400,
+      body: { __all__: ["An object with these unique values already exists (concurrent write)."] },
+    };
   }
   if (/database is locked|SQLITE_BUSY/.test(msg) || e?.code === "40001" || e?.code === "40P01") {
     return { status: 503, body: { detail: "Service temporarily unavailable, please try again later." } };

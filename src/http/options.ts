@@ -2,13 +2,15 @@
  * OPTIONS metadata (Nautobot BulkOperationMetadata, nautobot-api-core.md §5): the model's name,
  * renders/parses, and per writable method a map of every field with its type, flags and choices.
  */
-import type { FieldDef } from "../registry/meta.ts";
+
 import type { Model } from "../registry/index.ts";
+import type { FieldDef } from "../registry/meta.ts";
 import type { Ctx } from "../service/context.ts";
 import { statusesFor } from "../service/rows.ts";
 import type { Auth } from "./auth.ts";
 
-const label = (name: string, fd?: FieldDef) => fd?.label ?? (name.charAt(0).toUpperCase() + name.slice(1)).replace(/_/g, " ");
+const label = (name: string, fd?: FieldDef) =>
+  fd?.label ?? (name.charAt(0).toUpperCase() + name.slice(1)).replace(/_/g, " ");
 
 function typeOf(fd: FieldDef): string {
   switch (fd.kind) {
@@ -48,8 +50,19 @@ function typeOf(fd: FieldDef): string {
 }
 
 /** Build the OPTIONS body. `scope` list offers POST and PUT, detail only PUT. */
-export async function optionsFor(ctx: Ctx, model: Model, scope: "list" | "detail", auth: Auth): Promise<Record<string, unknown>> {
-  const words = model.verbose.split(" ").map((w) => (w.length <= 3 && /^(ip|vrf|vlan|rir|vc)$/i.test(w) ? w.toUpperCase() : w.charAt(0).toUpperCase() + w.slice(1)));
+export async function optionsFor(
+  ctx: Ctx,
+  model: Model,
+  scope: "list" | "detail",
+  auth: Auth,
+): Promise<Record<string, unknown>> {
+  const words = model.verbose
+    .split(" ")
+    .map((w) =>
+      w.length <= 3 && /^(ip|vrf|vlan|rir|vc)$/i.test(w)
+        ? w.toUpperCase()
+        : w.charAt(0).toUpperCase() + w.slice(1),
+    );
   const body: Record<string, unknown> = {
     name: words.join(" "),
     description: "",
@@ -59,7 +72,13 @@ export async function optionsFor(ctx: Ctx, model: Model, scope: "list" | "detail
   if (model.readOnly || !auth.writeEnabled || !auth.actor) return body;
   const fields: Record<string, unknown> = {
     id: { type: "string", required: false, read_only: true, label: "Id" },
-    display: { type: "string", required: false, read_only: true, label: "Display", help_text: "Human friendly display value" },
+    display: {
+      type: "string",
+      required: false,
+      read_only: true,
+      label: "Display",
+      help_text: "Human friendly display value",
+    },
     url: { type: "field", required: false, read_only: true, label: "Url" },
   };
   for (const [name, fd] of model.fieldList) {
@@ -78,16 +97,31 @@ export async function optionsFor(ctx: Ctx, model: Model, scope: "list" | "detail
     }
     if (fd.kind === "choice") meta.choices = fd.choices.map(([value, display]) => ({ value, display }));
     if (fd.kind === "status") {
-      meta.choices = [...(await statusesFor(ctx, model.key)).values()].map((s) => ({ value: s.slug, display: s.name }));
+      meta.choices = [...(await statusesFor(ctx, model.key)).values()].map((s) => ({
+        value: s.slug,
+        display: s.name,
+      }));
     }
     if (fd.kind === "gfk") {
       const cts = ctx.reg.resolveAllowed(fd.allowed);
-      fields[`${name}_type`] = { type: "field", required: !!fd.required, read_only: false, label: label(`${name}_type`), choices: cts.map((c) => ({ value: c, display: c })) };
-      fields[`${name}_id`] = { type: "string", required: !!fd.required, read_only: false, label: label(`${name}_id`) };
+      fields[`${name}_type`] = {
+        type: "field",
+        required: !!fd.required,
+        read_only: false,
+        label: label(`${name}_type`),
+        choices: cts.map((c) => ({ value: c, display: c })),
+      };
+      fields[`${name}_id`] = {
+        type: "string",
+        required: !!fd.required,
+        read_only: false,
+        label: label(`${name}_id`),
+      };
       fields[name] = { type: "field", required: false, read_only: true, label: label(name) };
       continue;
     }
-    if (fd.kind === "ct") meta.choices = ctx.reg.resolveAllowed(fd.allowed).map((c) => ({ value: c, display: c }));
+    if (fd.kind === "ct")
+      meta.choices = ctx.reg.resolveAllowed(fd.allowed).map((c) => ({ value: c, display: c }));
     if (fd.writeOnly) meta.write_only = true;
     fields[name] = meta;
   }
@@ -95,8 +129,16 @@ export async function optionsFor(ctx: Ctx, model: Model, scope: "list" | "detail
     fields.created = { type: "date", required: false, read_only: true, label: "Created" };
     fields.last_updated = { type: "datetime", required: false, read_only: true, label: "Last updated" };
   }
-  if (model.tags) fields.tags = { type: "list", required: false, read_only: false, label: "Tags", child: { type: "nested object", required: false, read_only: false } };
-  if (model.customFields) fields.custom_fields = { type: "field", required: false, read_only: false, label: "Custom fields" };
+  if (model.tags)
+    fields.tags = {
+      type: "list",
+      required: false,
+      read_only: false,
+      label: "Tags",
+      child: { type: "nested object", required: false, read_only: false },
+    };
+  if (model.customFields)
+    fields.custom_fields = { type: "field", required: false, read_only: false, label: "Custom fields" };
   body.actions = scope === "list" ? { POST: fields, PUT: fields } : { PUT: fields };
   return body;
 }

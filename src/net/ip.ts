@@ -55,7 +55,8 @@ export function formatAddress(family: Family, value: bigint): string {
  * @throws IpParseError with "Invalid IP address format: <value>"
  */
 export function parseCidr(input: unknown): Cidr {
-  if (typeof input !== "string" || input.trim() === "") throw new IpParseError(`Invalid IP address format: ${String(input)}`);
+  if (typeof input !== "string" || input.trim() === "")
+    throw new IpParseError(`Invalid IP address format: ${String(input)}`);
   const text = input.trim();
   const slash = text.indexOf("/");
   const addrText = slash >= 0 ? text.slice(0, slash) : text;
@@ -136,7 +137,7 @@ export function parsePartialNetwork(text: string): Cidr | undefined {
     while (octets.length < 4) octets.push("0");
     return parseCidr(`${octets.join(".")}/${len}`);
   }
-  if (/^[0-9a-f]{1,4}(:[0-9a-f]{1,4}){0,7}:?$/i.test(t) && t.includes(":") === t.includes(":")) {
+  if (/^[0-9a-f]{1,4}(:[0-9a-f]{1,4}){0,7}:?$/i.test(t)) {
     const groups = t.replace(/:$/, "").split(":");
     const len = groups.length * 16;
     const addr = groups.length === 8 ? groups.join(":") : `${groups.join(":")}::`;

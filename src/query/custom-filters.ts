@@ -30,9 +30,11 @@ function uuids(env: FilterEnv, param: string, values: string[]): string[] | unde
 }
 
 /** A filter from a function of (values, env) → condition. */
-const make = (fn: (values: string[], env: FilterEnv, def: FilterDef) => Promise<Cond | undefined> | Cond | undefined) => (def: FilterDef): Filter => ({
-  apply: async (values, env) => fn(values, env, def),
-});
+const make =
+  (fn: (values: string[], env: FilterEnv, def: FilterDef) => Promise<Cond | undefined> | Cond | undefined) =>
+  (def: FilterDef): Filter => ({
+    apply: async (values, env) => fn(values, env, def),
+  });
 
 /** IPs assigned to interfaces of the given devices (by id or name). */
 const ipOnDevices = (by: "id" | "name") =>
@@ -78,8 +80,19 @@ const cableOnDevices = (by: "id" | "name" | "site_id" | "site") =>
       if (!ids) return undefined;
       devices = sql<boolean>`d.site_id IN (${list(ids)})`;
     } else devices = sql<boolean>`d.site_id IN (SELECT id FROM dcim_site WHERE slug IN (${list(values)}))`;
-    const tables = ["dcim_interface", "dcim_frontport", "dcim_rearport", "dcim_consoleport", "dcim_consoleserverport", "dcim_powerport", "dcim_poweroutlet"];
-    const parts = tables.map((tb) => sql`SELECT c.cable_id FROM ${sql.table(tb)} c JOIN dcim_device d ON d.id = c.device_id WHERE c.cable_id IS NOT NULL AND ${devices}`);
+    const tables = [
+      "dcim_interface",
+      "dcim_frontport",
+      "dcim_rearport",
+      "dcim_consoleport",
+      "dcim_consoleserverport",
+      "dcim_powerport",
+      "dcim_poweroutlet",
+    ];
+    const parts = tables.map(
+      (tb) =>
+        sql`SELECT c.cable_id FROM ${sql.table(tb)} c JOIN dcim_device d ON d.id = c.device_id WHERE c.cable_id IS NOT NULL AND ${devices}`,
+    );
     return sql<boolean>`t.id IN (${sql.join(parts, sql` UNION `)})`;
   });
 
@@ -107,10 +120,15 @@ export const CUSTOM_FILTERS: Record<string, (def: FilterDef) => Filter> = {
   has_primary_ip: make((values) => {
     const b = bool(values);
     if (b === undefined) return undefined;
-    return b ? sql<boolean>`(t.primary_ip4_id IS NOT NULL OR t.primary_ip6_id IS NOT NULL)` : sql<boolean>`(t.primary_ip4_id IS NULL AND t.primary_ip6_id IS NULL)`;
+    return b
+      ? sql<boolean>`(t.primary_ip4_id IS NOT NULL OR t.primary_ip6_id IS NOT NULL)`
+      : sql<boolean>`(t.primary_ip4_id IS NULL AND t.primary_ip6_id IS NULL)`;
   }),
   /** Device `mac_address`: any interface of the device has the MAC. */
-  device_mac_address: make((values) => sql<boolean>`t.id IN (SELECT device_id FROM dcim_interface WHERE mac_address IN (${list(values.map((v) => v.toUpperCase()))}))`),
+  device_mac_address: make(
+    (values) =>
+      sql<boolean>`t.id IN (SELECT device_id FROM dcim_interface WHERE mac_address IN (${list(values.map((v) => v.toUpperCase()))}))`,
+  ),
   cable_device_id: cableOnDevices("id"),
   cable_device: cableOnDevices("name"),
   cable_site_id: cableOnDevices("site_id"),
@@ -119,7 +137,17 @@ export const CUSTOM_FILTERS: Record<string, (def: FilterDef) => Filter> = {
   interface_kind: make((values, env) => {
     const v = values[values.length - 1] ?? "";
     const virtual = ["virtual", "bridge", "lag"];
-    const wireless = ["ieee802.11a", "ieee802.11g", "ieee802.11n", "ieee802.11ac", "ieee802.11ad", "ieee802.11ax", "ieee802.11ay", "ieee802.15.1", "other-wireless"];
+    const wireless = [
+      "ieee802.11a",
+      "ieee802.11g",
+      "ieee802.11n",
+      "ieee802.11ac",
+      "ieee802.11ad",
+      "ieee802.11ax",
+      "ieee802.11ay",
+      "ieee802.15.1",
+      "other-wireless",
+    ];
     if (v === "virtual") return sql<boolean>`t.type IN (${sql.join(virtual)})`;
     if (v === "wireless") return sql<boolean>`t.type IN (${sql.join(wireless)})`;
     if (v === "physical") return sql<boolean>`t.type NOT IN (${sql.join([...virtual, ...wireless])})`;
@@ -165,5 +193,8 @@ export const CUSTOM_FILTERS: Record<string, (def: FilterDef) => Filter> = {
     if (!ids) return undefined;
     return sql<boolean>`t.id IN (SELECT circuit_id FROM circuits_circuittermination WHERE site_id IN (${list(ids)}))`;
   }),
-  circuit_site: make((values) => sql<boolean>`t.id IN (SELECT ct.circuit_id FROM circuits_circuittermination ct JOIN dcim_site s ON s.id = ct.site_id WHERE s.slug IN (${list(values)}))`),
+  circuit_site: make(
+    (values) =>
+      sql<boolean>`t.id IN (SELECT ct.circuit_id FROM circuits_circuittermination ct JOIN dcim_site s ON s.id = ct.site_id WHERE s.slug IN (${list(values)}))`,
+  ),
 };

@@ -9,11 +9,11 @@
  */
 import { type RawBuilder, sql } from "kysely";
 import { containsCidr, ipKey, parseCidr, parsePartialNetwork } from "../net/ip.ts";
-import type { FieldDef, FilterDef } from "../registry/meta.ts";
 import type { Model, Registry } from "../registry/index.ts";
+import type { FieldDef, FilterDef } from "../registry/meta.ts";
 import type { Db } from "../store/db.ts";
-import type { Dialect } from "../store/dialect.ts";
 import { joinTable } from "../store/ddl.ts";
+import type { Dialect } from "../store/dialect.ts";
 import { CUSTOM_FILTERS } from "./custom-filters.ts";
 import { LOOKUPS, type LookupKind, lookupKindOf } from "./lookups.ts";
 
@@ -58,8 +58,10 @@ export function escapeLike(v: string): string {
 }
 
 const col = (name: string, alias = "t") => sql.ref(`${alias}.${name}`);
-const or = (conds: Cond[]): Cond => (conds.length === 1 ? conds[0]! : sql<boolean>`(${sql.join(conds, sql` OR `)})`);
-const and = (conds: Cond[]): Cond => (conds.length === 1 ? conds[0]! : sql<boolean>`(${sql.join(conds, sql` AND `)})`);
+const or = (conds: Cond[]): Cond =>
+  conds.length === 1 ? conds[0]! : sql<boolean>`(${sql.join(conds, sql` OR `)})`;
+const and = (conds: Cond[]): Cond =>
+  conds.length === 1 ? conds[0]! : sql<boolean>`(${sql.join(conds, sql` AND `)})`;
 const not = (c: Cond): Cond => sql<boolean>`NOT (${c})`;
 const inList = (expr: RawBuilder<unknown>, values: unknown[]): Cond =>
   values.length ? sql<boolean>`${expr} IN (${sql.join(values)})` : sql<boolean>`1 = 0`;
@@ -141,7 +143,13 @@ function fieldFilter(name: string, column: string, fd: FieldDef, kind: LookupKin
 }
 
 /** Resolve values (UUIDs or natural keys) of a model to ids; unknown values are errors. */
-async function resolveIds(env: FilterEnv, param: string, target: Model, key: string, values: string[]): Promise<string[] | undefined> {
+async function resolveIds(
+  env: FilterEnv,
+  param: string,
+  target: Model,
+  key: string,
+  values: string[],
+): Promise<string[] | undefined> {
   const ids: string[] = [];
   const keys: string[] = [];
   for (const v of values) {
@@ -184,7 +192,10 @@ async function resolveIds(env: FilterEnv, param: string, target: Model, key: str
 /** Expand ids of a tree model to include all descendants. */
 async function withDescendants(env: FilterEnv, model: Model, ids: string[]): Promise<string[]> {
   if (!model.tree || !ids.length) return ids;
-  const rows = await env.db.selectFrom(model.table).select(["id", `${model.tree}_id as p`]).execute();
+  const rows = await env.db
+    .selectFrom(model.table)
+    .select(["id", `${model.tree}_id as p`])
+    .execute();
   const children = new Map<string, string[]>();
   for (const r of rows) if (r.p) children.set(r.p, [...(children.get(r.p) ?? []), r.id]);
   const out = new Set(ids);
@@ -210,7 +221,8 @@ function pathFilter(def: FilterDef): Filter {
       const models: Model[] = [env.model];
       for (const hop of hops) {
         const fd = models[models.length - 1]!.fields[hop];
-        if (fd?.kind !== "fk" && fd?.kind !== "m2m") throw new Error(`${env.model.key}: bad filter path ${def.path}`);
+        if (fd?.kind !== "fk" && fd?.kind !== "m2m")
+          throw new Error(`${env.model.key}: bad filter path ${def.path}`);
         models.push(env.reg.get(fd.to));
       }
       const target = models[models.length - 1]!;
@@ -243,7 +255,8 @@ function pathFilter(def: FilterDef): Filter {
           }
         }
         if (i === 0) cond = c;
-        else idsExpr = sql`SELECT ${col("id", alias)} FROM ${sql.table(owner.table)} AS ${sql.id(alias)} WHERE ${c}`;
+        else
+          idsExpr = sql`SELECT ${col("id", alias)} FROM ${sql.table(owner.table)} AS ${sql.id(alias)} WHERE ${c}`;
       }
       return def.negate ? not(cond!) : cond;
     },
@@ -279,7 +292,13 @@ function reverseFilter(def: FilterDef): Filter {
   return {
     async apply(values, env) {
       const src = env.reg.get(String(def.model));
-      const ids = await resolveIds(env, String(def.param), src, String(def.key ?? src.naturalKey ?? "id"), values);
+      const ids = await resolveIds(
+        env,
+        String(def.param),
+        src,
+        String(def.key ?? src.naturalKey ?? "id"),
+        values,
+      );
       if (!ids) return undefined;
       const via = src.fields[String(def.via)];
       if (via?.kind === "m2m") {
@@ -346,16 +365,24 @@ function ipFilter(def: FilterDef): Filter {
         const e = ipKey(c.family, c.end);
         switch (def.op) {
           case "prefix":
-            conds.push(sql<boolean>`(${fam} = ${c.family} AND ${start} = ${s} AND ${len} = ${c.prefixLength})`);
+            conds.push(
+              sql<boolean>`(${fam} = ${c.family} AND ${start} = ${s} AND ${len} = ${c.prefixLength})`,
+            );
             break;
           case "within":
-            conds.push(sql<boolean>`(${fam} = ${c.family} AND ${start} >= ${s} AND ${end} <= ${e} AND ${len} > ${c.prefixLength})`);
+            conds.push(
+              sql<boolean>`(${fam} = ${c.family} AND ${start} >= ${s} AND ${end} <= ${e} AND ${len} > ${c.prefixLength})`,
+            );
             break;
           case "within_include":
-            conds.push(sql<boolean>`(${fam} = ${c.family} AND ${start} >= ${s} AND ${end} <= ${e} AND ${len} >= ${c.prefixLength})`);
+            conds.push(
+              sql<boolean>`(${fam} = ${c.family} AND ${start} >= ${s} AND ${end} <= ${e} AND ${len} >= ${c.prefixLength})`,
+            );
             break;
           case "contains":
-            conds.push(sql<boolean>`(${fam} = ${c.family} AND ${start} <= ${s} AND ${end} >= ${e} AND ${len} <= ${c.prefixLength})`);
+            conds.push(
+              sql<boolean>`(${fam} = ${c.family} AND ${start} <= ${s} AND ${end} >= ${e} AND ${len} <= ${c.prefixLength})`,
+            );
             break;
           case "parent":
             conds.push(sql<boolean>`(${fam} = ${c.family} AND ${host} >= ${s} AND ${host} <= ${e})`);
@@ -382,15 +409,25 @@ function statusFilter(negate: boolean): Filter {
   return {
     async apply(values, env) {
       const slugs = values.map((v) => v.toLowerCase());
-      const rows = await env.db.selectFrom("extras_status").select(["id", "slug"]).where("slug", "in", slugs).execute();
+      const rows = await env.db
+        .selectFrom("extras_status")
+        .select(["id", "slug"])
+        .where("slug", "in", slugs)
+        .execute();
       const found = new Set(rows.map((r) => r.slug));
       for (const s of slugs) {
         if (!found.has(s)) {
-          env.error(negate ? "status__n" : "status", `Select a valid choice. ${s} is not one of the available choices.`);
+          env.error(
+            negate ? "status__n" : "status",
+            `Select a valid choice. ${s} is not one of the available choices.`,
+          );
           return undefined;
         }
       }
-      const c = inList(col("status_id"), rows.map((r) => r.id));
+      const c = inList(
+        col("status_id"),
+        rows.map((r) => r.id),
+      );
       return negate ? not(c) : c;
     },
   };
@@ -402,7 +439,11 @@ function tagFilter(negate: boolean): Filter {
       const param = negate ? "tag__n" : "tag";
       const conds: Cond[] = [];
       for (const v of values) {
-        const row = await env.db.selectFrom("extras_tag").select("id").where("slug", "=", v).executeTakeFirst();
+        const row = await env.db
+          .selectFrom("extras_tag")
+          .select("id")
+          .where("slug", "=", v)
+          .executeTakeFirst();
         if (!row) {
           env.error(param, `Select a valid choice. ${v} is not one of the available choices.`);
           return undefined;
@@ -430,7 +471,9 @@ function searchFilter(fields: readonly string[]): Filter {
           if (net) {
             const s = ipKey(net.family, net.start);
             const e = ipKey(net.family, net.end);
-            conds.push(sql<boolean>`(${col(`${name}_family`)} = ${net.family} AND ${col(`${name}_start`)} <= ${e} AND ${col(`${name}_end`)} >= ${s})`);
+            conds.push(
+              sql<boolean>`(${col(`${name}_family`)} = ${net.family} AND ${col(`${name}_start`)} <= ${e} AND ${col(`${name}_end`)} >= ${s})`,
+            );
           }
           continue;
         }
@@ -482,7 +525,11 @@ function ctsFilter(model: Model, name: string): Filter {
   return {
     async apply(values) {
       const jt = joinTable(model, name);
-      return and(values.map((v) => sql<boolean>`t.id IN (SELECT source_id FROM ${sql.table(jt)} WHERE content_type = ${v})`));
+      return and(
+        values.map(
+          (v) => sql<boolean>`t.id IN (SELECT source_id FROM ${sql.table(jt)} WHERE content_type = ${v})`,
+        ),
+      );
     },
   };
 }
@@ -490,7 +537,11 @@ function ctsFilter(model: Model, name: string): Filter {
 function customFieldFilter(cfName: string): Filter {
   return {
     async apply(values, env) {
-      const cf = await env.db.selectFrom("extras_customfield").selectAll().where("name", "=", cfName).executeTakeFirst();
+      const cf = await env.db
+        .selectFrom("extras_customfield")
+        .selectAll()
+        .where("name", "=", cfName)
+        .executeTakeFirst();
       if (!cf) return undefined;
       const v = values[values.length - 1] ?? "";
       const expr = env.dialect.jsonText(col("_custom_field_data"), cfName);
@@ -499,7 +550,9 @@ function customFieldFilter(cfName: string): Filter {
       if (cf.type === "boolean") {
         const b = TRUE.has(v) ? 1 : FALSE.has(v) ? 0 : undefined;
         if (b === undefined) return undefined;
-        return env.dialect.engine === "sqlite" ? sql<boolean>`${expr} = ${b}` : sql<boolean>`${expr} = ${b ? "true" : "false"}`;
+        return env.dialect.engine === "sqlite"
+          ? sql<boolean>`${expr} = ${b}`
+          : sql<boolean>`${expr} = ${b ? "true" : "false"}`;
       }
       if (cf.type === "integer") return sql<boolean>`CAST(${expr} AS TEXT) = ${String(Number(v))}`;
       return exact ? sql<boolean>`${expr} = ${v}` : env.dialect.ilike(expr, `%${escapeLike(v)}%`);
@@ -532,11 +585,17 @@ export function filterSetFor(reg: Registry, model: Model): Map<string, Filter> {
       const target = reg.get(fd.to);
       const idName = fd.kind === "fk" && fd.idFilter ? fd.idFilter : `${name}_id`;
       fs.set(idName, pathFilter({ kind: "path", path: name, key: "id", param: idName }));
-      fs.set(`${idName}__n`, pathFilter({ kind: "path", path: name, key: "id", param: `${idName}__n`, negate: true }));
+      fs.set(
+        `${idName}__n`,
+        pathFilter({ kind: "path", path: name, key: "id", param: `${idName}__n`, negate: true }),
+      );
       const key = fd.filterKey === false ? undefined : (fd.filterKey ?? target.naturalKey);
       if (key) {
         fs.set(name, pathFilter({ kind: "path", path: name, key, param: name }));
-        fs.set(`${name}__n`, pathFilter({ kind: "path", path: name, key, param: `${name}__n`, negate: true }));
+        fs.set(
+          `${name}__n`,
+          pathFilter({ kind: "path", path: name, key, param: `${name}__n`, negate: true }),
+        );
       }
     } else if (fd.kind === "status") {
       fs.set("status", statusFilter(false));
@@ -612,7 +671,8 @@ export async function compileFilters(
   for (const [param, values] of params) {
     if (ignore.has(param)) continue;
     let filter = fs.get(param);
-    if (!filter && env.model.customFields && param.startsWith("cf_")) filter = customFieldFilter(param.slice(3));
+    if (!filter && env.model.customFields && param.startsWith("cf_"))
+      filter = customFieldFilter(param.slice(3));
     if (!filter) {
       error(param, "Unknown filter field");
       continue;

@@ -45,10 +45,34 @@ export const LOOKUPS: Record<string, Lookup> = {
   niew: { op: "iew", negate: true, kinds: STR, text: true, sql: (c, v, d) => d.ilike(c, `%${esc(v)}`) },
   ie: { op: "ie", negate: false, kinds: STR, text: true, sql: (c, v, d) => d.iequals(c, String(v)) },
   nie: { op: "ie", negate: true, kinds: STR, text: true, sql: (c, v, d) => d.iequals(c, String(v)) },
-  re: { op: "re", negate: false, kinds: ["string"], text: true, sql: (c, v, d) => d.regex(c, String(v), false) },
-  nre: { op: "re", negate: true, kinds: ["string"], text: true, sql: (c, v, d) => d.regex(c, String(v), false) },
-  ire: { op: "ire", negate: false, kinds: ["string"], text: true, sql: (c, v, d) => d.regex(c, String(v), true) },
-  nire: { op: "ire", negate: true, kinds: ["string"], text: true, sql: (c, v, d) => d.regex(c, String(v), true) },
+  re: {
+    op: "re",
+    negate: false,
+    kinds: ["string"],
+    text: true,
+    sql: (c, v, d) => d.regex(c, String(v), false),
+  },
+  nre: {
+    op: "re",
+    negate: true,
+    kinds: ["string"],
+    text: true,
+    sql: (c, v, d) => d.regex(c, String(v), false),
+  },
+  ire: {
+    op: "ire",
+    negate: false,
+    kinds: ["string"],
+    text: true,
+    sql: (c, v, d) => d.regex(c, String(v), true),
+  },
+  nire: {
+    op: "ire",
+    negate: true,
+    kinds: ["string"],
+    text: true,
+    sql: (c, v, d) => d.regex(c, String(v), true),
+  },
 };
 
 /** The lookup kind of a field, or undefined when the field gets no automatic field filter. */

@@ -15,7 +15,16 @@ import { models as users } from "./models/users.ts";
 import { models as virtualization } from "./models/virtualization.ts";
 
 /** The application segments under /api/, in Nautobot's order. */
-export const APPS = ["circuits", "dcim", "extras", "ipam", "plugins", "tenancy", "users", "virtualization"] as const;
+export const APPS = [
+  "circuits",
+  "dcim",
+  "extras",
+  "ipam",
+  "plugins",
+  "tenancy",
+  "users",
+  "virtualization",
+] as const;
 
 /** Human names of the apps (content type display "DCIM | device"). */
 export const APP_LABELS: Record<string, string> = {
@@ -130,7 +139,8 @@ export class Registry {
       const fieldList = Object.entries(def.fields);
       const columns: Column[] = [{ name: "id", type: "text", field: "id" }];
       for (const [name, fd] of fieldList) columns.push(...columnsOf(name, fd));
-      if (def.customFields) columns.push({ name: "_custom_field_data", type: "json", field: "custom_fields" });
+      if (def.customFields)
+        columns.push({ name: "_custom_field_data", type: "json", field: "custom_fields" });
       if (def.changelog) {
         columns.push({ name: "created", type: "text", field: "created" });
         columns.push({ name: "last_updated", type: "text", field: "last_updated" });
@@ -157,7 +167,8 @@ export class Registry {
     for (const model of this.models.values()) {
       for (const [name, fd] of model.fieldList) {
         if (fd.kind === "fk" || fd.kind === "m2m") {
-          if (!this.models.has(fd.to)) throw new RegistryError(`${model.key}.${name}: unknown target ${fd.to}`);
+          if (!this.models.has(fd.to))
+            throw new RegistryError(`${model.key}.${name}: unknown target ${fd.to}`);
           const list = this.reverse.get(fd.to) ?? [];
           list.push({ from: model, field: name, def: fd });
           this.reverse.set(fd.to, list);
@@ -168,7 +179,8 @@ export class Registry {
             this.reverse.set(target, list);
           }
         } else if (fd.kind === "count") {
-          if (!this.models.has(fd.model)) throw new RegistryError(`${model.key}.${name}: unknown model ${fd.model}`);
+          if (!this.models.has(fd.model))
+            throw new RegistryError(`${model.key}.${name}: unknown model ${fd.model}`);
         }
       }
       for (const n of model.nested) {
@@ -194,13 +206,22 @@ export class Registry {
       case "all":
         return all.map((m) => m.key).sort();
       case "statuses":
-        return all.filter((m) => m.fieldList.some(([, d]) => d.kind === "status")).map((m) => m.key).sort();
+        return all
+          .filter((m) => m.fieldList.some(([, d]) => d.kind === "status"))
+          .map((m) => m.key)
+          .sort();
       case "taggable":
         return this.taggable();
       case "custom_fields":
-        return all.filter((m) => m.customFields).map((m) => m.key).sort();
+        return all
+          .filter((m) => m.customFields)
+          .map((m) => m.key)
+          .sort();
       case "webhooks":
-        return all.filter((m) => !m.readOnly).map((m) => m.key).sort();
+        return all
+          .filter((m) => !m.readOnly)
+          .map((m) => m.key)
+          .sort();
       default:
         return [...(this.features.get(name) ?? [])].sort();
     }
@@ -230,7 +251,10 @@ export class Registry {
 
   /** Every model with tags enabled (content types a tag may apply to). */
   taggable(): string[] {
-    return [...this.models.values()].filter((m) => m.tags).map((m) => m.key).sort();
+    return [...this.models.values()]
+      .filter((m) => m.tags)
+      .map((m) => m.key)
+      .sort();
   }
 }
 

@@ -332,9 +332,16 @@ export const f = {
     ({ kind: "ct", allowed, ...o }) as ContentTypeField,
   cts: (allowed: readonly string[] | string, o: Omit<ContentTypesField, "kind" | "allowed"> = {}) =>
     ({ kind: "cts", allowed, ...o }) as ContentTypesField,
-  gfk: (allowed: readonly string[] | string, onDelete: OnDelete, o: Omit<GenericFkField, "kind" | "allowed" | "onDelete"> = {}) =>
-    ({ kind: "gfk", allowed, onDelete, ...o }) as GenericFkField,
-  ip: (mode: "network" | "host", o: Omit<IpField, "kind" | "mode"> = {}): IpField => ({ kind: "ip", mode, ...o }),
+  gfk: (
+    allowed: readonly string[] | string,
+    onDelete: OnDelete,
+    o: Omit<GenericFkField, "kind" | "allowed" | "onDelete"> = {},
+  ) => ({ kind: "gfk", allowed, onDelete, ...o }) as GenericFkField,
+  ip: (mode: "network" | "host", o: Omit<IpField, "kind" | "mode"> = {}): IpField => ({
+    kind: "ip",
+    mode,
+    ...o,
+  }),
   mac: (o: Omit<MacField, "kind"> = {}): MacField => ({ kind: "mac", ...o }),
   count: (model: string, via: string, o: Omit<CountField, "kind" | "model" | "via"> = {}): CountField => ({
     kind: "count",

@@ -2,13 +2,20 @@
  * Loaders of computed read-only fields (`f.computed(loader)`), each set-wise over a page of rows.
  * A loader returns one value per row, in row order.
  */
-import type { ComputedField } from "../registry/meta.ts";
+
 import type { Model } from "../registry/index.ts";
+import type { ComputedField } from "../registry/meta.ts";
 import type { Ctx } from "./context.ts";
 import { type Mode, nestedFor } from "./represent.ts";
 import { chunks, type Row, rowsById, rowsWhereIn } from "./rows.ts";
 
-type Loader = (ctx: Ctx, model: Model, rows: readonly Row[], field: ComputedField & { path?: string }, mode: Mode) => Promise<unknown[]>;
+type Loader = (
+  ctx: Ctx,
+  model: Model,
+  rows: readonly Row[],
+  field: ComputedField & { path?: string },
+  mode: Mode,
+) => Promise<unknown[]>;
 
 /** Path endpoint content types: the far end of a cable that is an endpoint (not a pass-through port). */
 const PATH_ENDPOINTS = new Set([
@@ -37,8 +44,16 @@ async function treeDepth(ctx: Ctx, model: Model, rows: readonly Row[]): Promise<
 }
 
 /** Cable ends of component rows: for each row, the cable row and which side the row is on. */
-async function cablePeers(ctx: Ctx, model: Model, rows: readonly Row[]): Promise<Array<{ type: string; id: string; cable: Row } | null>> {
-  const cables = await rowsById(ctx, ctx.reg.get("dcim.cable"), rows.map((r) => r.cable_id));
+async function cablePeers(
+  ctx: Ctx,
+  model: Model,
+  rows: readonly Row[],
+): Promise<Array<{ type: string; id: string; cable: Row } | null>> {
+  const cables = await rowsById(
+    ctx,
+    ctx.reg.get("dcim.cable"),
+    rows.map((r) => r.cable_id),
+  );
   return rows.map((r) => {
     const c = r.cable_id ? cables.get(r.cable_id) : undefined;
     if (!c) return null;
@@ -67,7 +82,11 @@ async function endpoints(ctx: Ctx, model: Model, rows: readonly Row[]) {
 }
 
 const connectedStatus = async (ctx: Ctx): Promise<string | undefined> => {
-  const st = await ctx.db.selectFrom("extras_status").select("id").where("slug", "=", "connected").executeTakeFirst();
+  const st = await ctx.db
+    .selectFrom("extras_status")
+    .select("id")
+    .where("slug", "=", "connected")
+    .executeTakeFirst();
   return st?.id as string | undefined;
 };
 
@@ -75,7 +94,14 @@ const connectedStatus = async (ctx: Ctx): Promise<string | undefined> => {
 function deepMerge(into: Record<string, unknown>, from: Record<string, unknown>): Record<string, unknown> {
   for (const [k, v] of Object.entries(from)) {
     const cur = into[k];
-    if (v && typeof v === "object" && !Array.isArray(v) && cur && typeof cur === "object" && !Array.isArray(cur)) {
+    if (
+      v &&
+      typeof v === "object" &&
+      !Array.isArray(v) &&
+      cur &&
+      typeof cur === "object" &&
+      !Array.isArray(cur)
+    ) {
       into[k] = deepMerge({ ...(cur as Record<string, unknown>) }, v as Record<string, unknown>);
     } else {
       into[k] = v;
@@ -84,9 +110,16 @@ function deepMerge(into: Record<string, unknown>, from: Record<string, unknown>)
   return into;
 }
 
-async function ancestors(ctx: Ctx, modelKey: string, ids: Iterable<string | null>): Promise<Map<string, Set<string>>> {
+async function ancestors(
+  ctx: Ctx,
+  modelKey: string,
+  ids: Iterable<string | null>,
+): Promise<Map<string, Set<string>>> {
   const m = ctx.reg.get(modelKey);
-  const nodes = await ctx.db.selectFrom(m.table).select(["id", `${m.tree}_id as p`]).execute();
+  const nodes = await ctx.db
+    .selectFrom(m.table)
+    .select(["id", `${m.tree}_id as p`])
+    .execute();
   const parent = new Map(nodes.map((r) => [r.id as string, (r.p as string | null) ?? null]));
   const out = new Map<string, Set<string>>();
   for (const id of ids) {
@@ -106,10 +139,28 @@ async function ancestors(ctx: Ctx, modelKey: string, ids: Iterable<string | null
 /** Rendered config context (Nautobot ConfigContextModel.get_config_context), set-wise. */
 async function configContext(ctx: Ctx, model: Model, rows: readonly Row[]): Promise<unknown[]> {
   const local = (r: Row) => (r.local_context_data ? JSON.parse(r.local_context_data) : null);
-  const contexts = await ctx.db.selectFrom("extras_configcontext").selectAll().where("is_active", "=", true).orderBy("weight").orderBy("name").execute();
+  const contexts = await ctx.db
+    .selectFrom("extras_configcontext")
+    .selectAll()
+    .where("is_active", "=", true)
+    .orderBy("weight")
+    .orderBy("name")
+    .execute();
   if (!contexts.length) return rows.map((r) => local(r) ?? {});
   const ccModel = ctx.reg.get("extras.configcontext");
-  const crit = ["regions", "sites", "locations", "roles", "device_types", "platforms", "cluster_groups", "clusters", "tenant_groups", "tenants", "tags"];
+  const crit = [
+    "regions",
+    "sites",
+    "locations",
+    "roles",
+    "device_types",
+    "platforms",
+    "cluster_groups",
+    "clusters",
+    "tenant_groups",
+    "tenants",
+    "tags",
+  ];
   const assign = new Map<string, Map<string, Set<string>>>();
   for (const c of crit) {
     const links = await ctx.db.selectFrom(`${ccModel.table}_${c}`).selectAll().execute();
@@ -118,17 +169,42 @@ async function configContext(ctx: Ctx, model: Model, rows: readonly Row[]): Prom
     assign.set(c, m);
   }
   const isDevice = model.key === "dcim.device";
-  const clusters = await rowsById(ctx, ctx.reg.get("virtualization.cluster"), rows.map((r) => r.cluster_id));
+  const clusters = await rowsById(
+    ctx,
+    ctx.reg.get("virtualization.cluster"),
+    rows.map((r) => r.cluster_id),
+  );
   const siteIds = rows.map((r) => (isDevice ? r.site_id : clusters.get(r.cluster_id)?.site_id) ?? null);
   const sites = await rowsById(ctx, ctx.reg.get("dcim.site"), siteIds);
-  const regionAnc = await ancestors(ctx, "dcim.region", [...sites.values()].map((s) => s.region_id));
-  const locIds = rows.map((r) => (isDevice ? r.location_id : clusters.get(r.cluster_id)?.location_id) ?? null);
+  const regionAnc = await ancestors(
+    ctx,
+    "dcim.region",
+    [...sites.values()].map((s) => s.region_id),
+  );
+  const locIds = rows.map(
+    (r) => (isDevice ? r.location_id : clusters.get(r.cluster_id)?.location_id) ?? null,
+  );
   const locAnc = await ancestors(ctx, "dcim.location", locIds);
-  const tenants = await rowsById(ctx, ctx.reg.get("tenancy.tenant"), rows.map((r) => r.tenant_id));
-  const tgAnc = await ancestors(ctx, "tenancy.tenantgroup", [...tenants.values()].map((t) => t.group_id));
-  const tagLinks = await rowsWhereIn(ctx, { table: "extras_taggeditem" } as Model, "object_id", rows.map((r) => r.id));
+  const tenants = await rowsById(
+    ctx,
+    ctx.reg.get("tenancy.tenant"),
+    rows.map((r) => r.tenant_id),
+  );
+  const tgAnc = await ancestors(
+    ctx,
+    "tenancy.tenantgroup",
+    [...tenants.values()].map((t) => t.group_id),
+  );
+  const tagLinks = await rowsWhereIn(
+    ctx,
+    { table: "extras_taggeditem" } as Model,
+    "object_id",
+    rows.map((r) => r.id),
+  );
   const tagsByObj = new Map<string, Set<string>>();
-  for (const l of tagLinks) if (l.content_type === model.key) tagsByObj.set(l.object_id, (tagsByObj.get(l.object_id) ?? new Set()).add(l.tag_id));
+  for (const l of tagLinks)
+    if (l.content_type === model.key)
+      tagsByObj.set(l.object_id, (tagsByObj.get(l.object_id) ?? new Set()).add(l.tag_id));
   return rows.map((r, i) => {
     const cluster = clusters.get(r.cluster_id);
     const site = siteIds[i] ? sites.get(siteIds[i]!) : undefined;
@@ -162,9 +238,14 @@ async function configContext(ctx: Ctx, model: Model, rows: readonly Row[]): Prom
 }
 
 /** Count rows per key with one grouped query: `SELECT key, count(*) ... WHERE key IN (...)`. */
-async function groupCount(ctx: Ctx, query: (ids: string[]) => Promise<Array<{ k: string; n: number | string }>>, rows: readonly Row[]): Promise<unknown[]> {
+async function groupCount(
+  ctx: Ctx,
+  query: (ids: string[]) => Promise<Array<{ k: string; n: number | string }>>,
+  rows: readonly Row[],
+): Promise<unknown[]> {
   const counts = new Map<string, number>();
-  for (const part of chunks(rows.map((r) => r.id as string))) for (const r of await query(part)) counts.set(r.k, Number(r.n));
+  for (const part of chunks(rows.map((r) => r.id as string)))
+    for (const r of await query(part)) counts.set(r.k, Number(r.n));
   void ctx;
   return rows.map((r) => counts.get(r.id) ?? 0);
 }
@@ -212,10 +293,23 @@ const LOADERS: Record<string, Loader> = {
   config_context: (ctx, model, rows) => configContext(ctx, model, rows),
   parent_device: async (ctx, _model, rows) => {
     const bayModel = ctx.reg.get("dcim.devicebay");
-    const bays = await rowsWhereIn(ctx, bayModel, "installed_device_id", rows.map((r) => r.id));
+    const bays = await rowsWhereIn(
+      ctx,
+      bayModel,
+      "installed_device_id",
+      rows.map((r) => r.id),
+    );
     const byChild = new Map(bays.map((b) => [b.installed_device_id as string, b]));
-    const devices = await nestedFor(ctx, ctx.reg.get("dcim.device"), bays.map((b) => b.device_id));
-    const bayObjs = await nestedFor(ctx, bayModel, bays.map((b) => b.id));
+    const devices = await nestedFor(
+      ctx,
+      ctx.reg.get("dcim.device"),
+      bays.map((b) => b.device_id),
+    );
+    const bayObjs = await nestedFor(
+      ctx,
+      bayModel,
+      bays.map((b) => b.id),
+    );
     return rows.map((r) => {
       const b = byChild.get(r.id);
       if (!b) return null;
@@ -224,17 +318,28 @@ const LOADERS: Record<string, Loader> = {
     });
   },
   cable_peer: async (ctx, model, rows) => renderRefs(ctx, await cablePeers(ctx, model, rows)),
-  cable_peer_type: async (ctx, model, rows) => (await cablePeers(ctx, model, rows)).map((p) => p?.type ?? null),
+  cable_peer_type: async (ctx, model, rows) =>
+    (await cablePeers(ctx, model, rows)).map((p) => p?.type ?? null),
   connected_endpoint: async (ctx, model, rows) => renderRefs(ctx, await endpoints(ctx, model, rows)),
-  connected_endpoint_type: async (ctx, model, rows) => (await endpoints(ctx, model, rows)).map((p) => p?.type ?? null),
+  connected_endpoint_type: async (ctx, model, rows) =>
+    (await endpoints(ctx, model, rows)).map((p) => p?.type ?? null),
   connected_endpoint_reachable: async (ctx, model, rows) => {
     const eps = await endpoints(ctx, model, rows);
     const connected = await connectedStatus(ctx);
     return eps.map((p) => (p ? p.cable.status_id === connected : null));
   },
   nat_outside: async (ctx, model, rows) => {
-    const outs = await rowsWhereIn(ctx, model, "nat_inside_id", rows.map((r) => r.id));
-    const objs = await nestedFor(ctx, model, outs.map((o) => o.id));
+    const outs = await rowsWhereIn(
+      ctx,
+      model,
+      "nat_inside_id",
+      rows.map((r) => r.id),
+    );
+    const objs = await nestedFor(
+      ctx,
+      model,
+      outs.map((o) => o.id),
+    );
     const byInside = new Map<string, string>();
     for (const o of outs) if (!byInside.has(o.nat_inside_id)) byInside.set(o.nat_inside_id, o.id);
     return rows.map((r) => {
@@ -246,7 +351,16 @@ const LOADERS: Record<string, Loader> = {
     rows.map((r) => {
       const d = r.network_driver || "";
       if (!d) return {};
-      return { ansible: null, hier_config: null, napalm: null, netmiko: d, ntc_templates: d, pyats: null, pyntc: null, scrapli: null };
+      return {
+        ansible: null,
+        hier_config: null,
+        napalm: null,
+        netmiko: d,
+        ntc_templates: d,
+        pyats: null,
+        pyntc: null,
+        scrapli: null,
+      };
     }),
   tagged_items: async (ctx, _model, rows) => {
     const counts = new Map<string, number>();
@@ -290,7 +404,10 @@ const LOADERS: Record<string, Loader> = {
     return values.map((id) => (id ? (objs.get(id) ?? null) : null));
   },
   changed_object: async (ctx, _model, rows) => {
-    const refs = rows.map((r) => ({ type: r.changed_object_type as string, id: r.changed_object_id as string }));
+    const refs = rows.map((r) => ({
+      type: r.changed_object_type as string,
+      id: r.changed_object_id as string,
+    }));
     const objs = await renderRefs(ctx, refs);
     return objs;
   },

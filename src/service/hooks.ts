@@ -44,25 +44,50 @@ async function deviceComponents(ctx: Ctx, a: HookArgs): Promise<void> {
     created: now.slice(0, 10),
     last_updated: now,
   });
-  const tpl = (table: string) => ctx.db.selectFrom(table).selectAll().where("device_type_id", "=", dt).execute();
+  const tpl = (table: string) =>
+    ctx.db.selectFrom(table).selectAll().where("device_type_id", "=", dt).execute();
   const insert = async (key: string, rows: Row[]) => {
     if (!rows.length) return;
     const model = ctx.reg.get(key);
-    for (let i = 0; i < rows.length; i += 200) await ctx.db.insertInto(model.table).values(rows.slice(i, i + 200)).execute();
+    for (let i = 0; i < rows.length; i += 200)
+      await ctx.db
+        .insertInto(model.table)
+        .values(rows.slice(i, i + 200))
+        .execute();
     for (const r of rows) pendingPush(ctx, key, r.id);
   };
-  const active = (await statusesFor(ctx, "dcim.interface")).get("active") ?? [...(await statusesFor(ctx, "dcim.interface")).values()][0];
+  const active =
+    (await statusesFor(ctx, "dcim.interface")).get("active") ??
+    [...(await statusesFor(ctx, "dcim.interface")).values()][0];
   await insert(
     "dcim.interface",
-    (await tpl("dcim_interfacetemplate")).map((t) => ({ ...base(t), type: t.type, mgmt_only: t.mgmt_only, enabled: true, status_id: active?.id ?? null, mode: "" })),
+    (await tpl("dcim_interfacetemplate")).map((t) => ({
+      ...base(t),
+      type: t.type,
+      mgmt_only: t.mgmt_only,
+      enabled: true,
+      status_id: active?.id ?? null,
+      mode: "",
+    })),
   );
-  await insert("dcim.consoleport", (await tpl("dcim_consoleporttemplate")).map((t) => ({ ...base(t), type: t.type ?? "" })));
-  await insert("dcim.consoleserverport", (await tpl("dcim_consoleserverporttemplate")).map((t) => ({ ...base(t), type: t.type ?? "" })));
+  await insert(
+    "dcim.consoleport",
+    (await tpl("dcim_consoleporttemplate")).map((t) => ({ ...base(t), type: t.type ?? "" })),
+  );
+  await insert(
+    "dcim.consoleserverport",
+    (await tpl("dcim_consoleserverporttemplate")).map((t) => ({ ...base(t), type: t.type ?? "" })),
+  );
   const ppMap = new Map<string, string>();
   await insert(
     "dcim.powerport",
     (await tpl("dcim_powerporttemplate")).map((t) => {
-      const r = { ...base(t), type: t.type ?? "", maximum_draw: t.maximum_draw ?? null, allocated_draw: t.allocated_draw ?? null };
+      const r = {
+        ...base(t),
+        type: t.type ?? "",
+        maximum_draw: t.maximum_draw ?? null,
+        allocated_draw: t.allocated_draw ?? null,
+      };
       ppMap.set(t.id, r.id);
       return r;
     }),
@@ -94,7 +119,10 @@ async function deviceComponents(ctx: Ctx, a: HookArgs): Promise<void> {
       rear_port_position: t.rear_port_position ?? 1,
     })),
   );
-  await insert("dcim.devicebay", (await tpl("dcim_devicebaytemplate")).map((t) => ({ ...base(t) })));
+  await insert(
+    "dcim.devicebay",
+    (await tpl("dcim_devicebaytemplate")).map((t) => ({ ...base(t) })),
+  );
 }
 
 /** Keep Circuit.termination_a / termination_z pointing at the circuit's A/Z terminations. */
@@ -102,10 +130,22 @@ async function circuitTermination(ctx: Ctx, a: HookArgs): Promise<void> {
   const side = a.data.term_side === "Z" ? "termination_z_id" : "termination_a_id";
   const other = side === "termination_a_id" ? "termination_z_id" : "termination_a_id";
   if (a.before && a.before.circuit !== a.data.circuit) {
-    await ctx.db.updateTable("circuits_circuit").set({ [side]: null }).where(side, "=", a.id).execute();
+    await ctx.db
+      .updateTable("circuits_circuit")
+      .set({ [side]: null })
+      .where(side, "=", a.id)
+      .execute();
   }
-  await ctx.db.updateTable("circuits_circuit").set({ [other]: null }).where(other, "=", a.id).execute();
-  await ctx.db.updateTable("circuits_circuit").set({ [side]: a.id }).where("id", "=", a.data.circuit).execute();
+  await ctx.db
+    .updateTable("circuits_circuit")
+    .set({ [other]: null })
+    .where(other, "=", a.id)
+    .execute();
+  await ctx.db
+    .updateTable("circuits_circuit")
+    .set({ [side]: a.id })
+    .where("id", "=", a.data.circuit)
+    .execute();
 }
 
 /** Link both cable terminations to the cable (Nautobot Cable.save → termination.cable). */
@@ -124,7 +164,11 @@ async function cable(ctx: Ctx, a: HookArgs): Promise<void> {
 async function vcMaster(ctx: Ctx, a: HookArgs): Promise<void> {
   const master = a.data.master as string | null;
   if (!master) return;
-  const dev = await ctx.db.selectFrom("dcim_device").select(["id", "virtual_chassis_id", "vc_position"]).where("id", "=", master).executeTakeFirst();
+  const dev = await ctx.db
+    .selectFrom("dcim_device")
+    .select(["id", "virtual_chassis_id", "vc_position"])
+    .where("id", "=", master)
+    .executeTakeFirst();
   if (!dev) return;
   await ctx.db
     .updateTable("dcim_device")

@@ -4,9 +4,9 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostText, IpParseError, networkText, parseCidr } from "../net/ip.ts";
-import type { FieldDef, FkField } from "../registry/meta.ts";
-import type { Model } from "../registry/index.ts";
 import { normalizeUuid } from "../query/filters.ts";
+import type { Model } from "../registry/index.ts";
+import type { FieldDef, FkField } from "../registry/meta.ts";
 import type { Ctx } from "./context.ts";
 import { ErrorBag } from "./errors.ts";
 import { columnOf, customFieldsFor, type Row, statusesFor } from "./rows.ts";
@@ -23,14 +23,17 @@ export interface ParsedWrite {
 
 const pyRepr = (o: Record<string, unknown>): string =>
   `{${Object.entries(o)
-    .map(([k, v]) => `'${k}': ${typeof v === "string" ? `'${v}'` : v === null ? "None" : typeof v === "boolean" ? (v ? "True" : "False") : JSON.stringify(v)}`)
+    .map(
+      ([k, v]) =>
+        `'${k}': ${typeof v === "string" ? `'${v}'` : v === null ? "None" : typeof v === "boolean" ? (v ? "True" : "False") : JSON.stringify(v)}`,
+    )
     .join(", ")}}`;
 
 /** Django `slugify`: ASCII, lower-case, spaces and repeated dashes to one dash. */
 export function slugify(text: string, underscore = false): string {
   const s = text
     .normalize("NFKD")
-    .replace(/[^\x00-\x7f]/g, "")
+    .replace(/[\u0080-\uffff]/g, "")
     .replace(/[^\w\s-]/g, "")
     .trim()
     .toLowerCase()
@@ -122,10 +125,18 @@ export async function resolveRef(
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const URL_RE = /^(https?|ftp):\/\/[^\s/$.?#].[^\s]*$/i;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const MAC_RE = /^([0-9a-f]{2})[:-]?([0-9a-f]{2})[:.-]?([0-9a-f]{2})[:-]?([0-9a-f]{2})[:.-]?([0-9a-f]{2})[:-]?([0-9a-f]{2})$/i;
+const MAC_RE =
+  /^([0-9a-f]{2})[:-]?([0-9a-f]{2})[:.-]?([0-9a-f]{2})[:-]?([0-9a-f]{2})[:.-]?([0-9a-f]{2})[:-]?([0-9a-f]{2})$/i;
 
 /** Parse one scalar value for a field; records errors. `undefined` = invalid. */
-async function parseValue(ctx: Ctx, model: Model, name: string, fd: FieldDef, v: unknown, errors: ErrorBag): Promise<unknown> {
+async function parseValue(
+  ctx: Ctx,
+  model: Model,
+  name: string,
+  fd: FieldDef,
+  v: unknown,
+  errors: ErrorBag,
+): Promise<unknown> {
   if (v === null) {
     if (fd.kind === "choice" && !fd.nullable) return "";
     if (fd.kind === "fk" && fd.rejectNull) {
@@ -235,7 +246,10 @@ async function parseValue(ctx: Ctx, model: Model, name: string, fd: FieldDef, v:
     case "datetime": {
       const t = typeof v === "string" ? Date.parse(v) : Number.NaN;
       if (Number.isNaN(t)) {
-        errors.add(name, "Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].");
+        errors.add(
+          name,
+          "Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].",
+        );
         return undefined;
       }
       return new Date(t).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
@@ -247,7 +261,10 @@ async function parseValue(ctx: Ctx, model: Model, name: string, fd: FieldDef, v:
       }
       if (fd.array) {
         if (!Array.isArray(v)) {
-          errors.add(name, `Expected a list of items but got type "${typeof v === "string" ? "str" : typeof v}".`);
+          errors.add(
+            name,
+            `Expected a list of items but got type "${typeof v === "string" ? "str" : typeof v}".`,
+          );
           return undefined;
         }
         if (fd.array === "int") {
@@ -256,8 +273,14 @@ async function parseValue(ctx: Ctx, model: Model, name: string, fd: FieldDef, v:
               errors.add(name, "A valid integer is required.");
               return undefined;
             }
-            if ((fd.itemMin !== undefined && item < fd.itemMin) || (fd.itemMax !== undefined && item > fd.itemMax)) {
-              errors.add(name, `Ensure this value is greater than or equal to ${fd.itemMin} and less than or equal to ${fd.itemMax}.`);
+            if (
+              (fd.itemMin !== undefined && item < fd.itemMin) ||
+              (fd.itemMax !== undefined && item > fd.itemMax)
+            ) {
+              errors.add(
+                name,
+                `Ensure this value is greater than or equal to ${fd.itemMin} and less than or equal to ${fd.itemMax}.`,
+              );
               return undefined;
             }
           }
@@ -320,7 +343,10 @@ async function parseValue(ctx: Ctx, model: Model, name: string, fd: FieldDef, v:
     }
     case "cts": {
       if (!Array.isArray(v)) {
-        errors.add(name, `Expected a list of items but got type "${typeof v === "string" ? "str" : typeof v}".`);
+        errors.add(
+          name,
+          `Expected a list of items but got type "${typeof v === "string" ? "str" : typeof v}".`,
+        );
         return undefined;
       }
       const allowed = ctx.reg.resolveAllowed(fd.allowed);
@@ -342,7 +368,10 @@ async function parseValue(ctx: Ctx, model: Model, name: string, fd: FieldDef, v:
       return resolveRef(ctx, ctx.reg.get(fd.to), v, name, errors, (fd as FkField).limitTo);
     case "m2m": {
       if (!Array.isArray(v)) {
-        errors.add(name, `Expected a list of items but got type "${typeof v === "string" ? "str" : typeof v}".`);
+        errors.add(
+          name,
+          `Expected a list of items but got type "${typeof v === "string" ? "str" : typeof v}".`,
+        );
         return undefined;
       }
       const target = ctx.reg.get(fd.to);
@@ -397,29 +426,41 @@ function defaultOf(fd: FieldDef): unknown {
 }
 
 /** Custom field value validation (Nautobot CustomField.validate). Returns the error text or undefined. */
-function validateCustomValue(def: Awaited<ReturnType<typeof customFieldsFor>>[number], v: unknown): string | undefined {
+function validateCustomValue(
+  def: Awaited<ReturnType<typeof customFieldsFor>>[number],
+  v: unknown,
+): string | undefined {
   if (v === null || v === undefined || v === "") return undefined;
   switch (def.type) {
     case "text":
     case "url":
     case "markdown":
       if (typeof v !== "string") return "Value must be a string";
-      if (def.validation_regex && !new RegExp(def.validation_regex).test(v)) return `Value must match regex '${def.validation_regex}'`;
+      if (def.validation_regex && !new RegExp(def.validation_regex).test(v))
+        return `Value must match regex '${def.validation_regex}'`;
       return undefined;
     case "integer":
       if (typeof v !== "number" || !Number.isInteger(v)) return "Value must be an integer.";
-      if (def.validation_minimum !== null && v < def.validation_minimum) return `Value must be at least ${def.validation_minimum}`;
-      if (def.validation_maximum !== null && v > def.validation_maximum) return `Value must not exceed ${def.validation_maximum}`;
+      if (def.validation_minimum !== null && v < def.validation_minimum)
+        return `Value must be at least ${def.validation_minimum}`;
+      if (def.validation_maximum !== null && v > def.validation_maximum)
+        return `Value must not exceed ${def.validation_maximum}`;
       return undefined;
     case "boolean":
       return typeof v === "boolean" ? undefined : "Value must be true or false.";
     case "date":
-      return typeof v === "string" && DATE.test(v) ? undefined : "Date values must be in the format YYYY-MM-DD.";
+      return typeof v === "string" && DATE.test(v)
+        ? undefined
+        : "Date values must be in the format YYYY-MM-DD.";
     case "select":
-      return def.choices.includes(v as string) ? undefined : `Invalid choice (${String(v)}). Available choices are: ${def.choices.join(", ")}`;
+      return def.choices.includes(v as string)
+        ? undefined
+        : `Invalid choice (${String(v)}). Available choices are: ${def.choices.join(", ")}`;
     case "multi-select":
       if (!Array.isArray(v)) return "Value must be a list.";
-      for (const x of v) if (!def.choices.includes(x)) return `Invalid choice (${String(x)}). Available choices are: ${def.choices.join(", ")}`;
+      for (const x of v)
+        if (!def.choices.includes(x))
+          return `Invalid choice (${String(x)}). Available choices are: ${def.choices.join(", ")}`;
       return undefined;
     default:
       return undefined;
@@ -431,7 +472,13 @@ function validateCustomValue(def: Awaited<ReturnType<typeof customFieldsFor>>[nu
  * @param before the stored record on update (undefined on create)
  * @param partial PATCH semantics (no required checks)
  */
-export async function parseWrite(ctx: Ctx, model: Model, body: unknown, before: Row | undefined, partial: boolean): Promise<ParsedWrite> {
+export async function parseWrite(
+  ctx: Ctx,
+  model: Model,
+  body: unknown,
+  before: Row | undefined,
+  partial: boolean,
+): Promise<ParsedWrite> {
   const errors = new ErrorBag();
   const record: Row = before ? structuredClone(before) : {};
   const touched = new Set<string>();
@@ -441,13 +488,20 @@ export async function parseWrite(ctx: Ctx, model: Model, body: unknown, before: 
     return { record, touched, tags, errors };
   }
   if (typeof body !== "object" || Array.isArray(body)) {
-    errors.add("non_field_errors", `Invalid data. Expected a dictionary, but got ${Array.isArray(body) ? "list" : typeof body === "string" ? "str" : typeof body === "number" ? "int" : typeof body}.`);
+    errors.add(
+      "non_field_errors",
+      `Invalid data. Expected a dictionary, but got ${Array.isArray(body) ? "list" : typeof body === "string" ? "str" : typeof body === "number" ? "int" : typeof body}.`,
+    );
     return { record, touched, tags, errors };
   }
   const input = body as Record<string, unknown>;
   for (const [name, fd] of model.fieldList) {
     if (fd.readOnly || fd.kind === "count" || fd.kind === "computed") {
-      if (!before) record[name] = fd.kind === "datetime" ? defaultOf(fd) : (record[name] ?? (fd.kind === "m2m" || fd.kind === "cts" ? [] : null));
+      if (!before)
+        record[name] =
+          fd.kind === "datetime"
+            ? defaultOf(fd)
+            : (record[name] ?? (fd.kind === "m2m" || fd.kind === "cts" ? [] : null));
       continue;
     }
     if (fd.kind === "gfk") {
@@ -477,7 +531,12 @@ export async function parseWrite(ctx: Ctx, model: Model, body: unknown, before: 
       }
       const allowed = ctx.reg.resolveAllowed(fd.allowed);
       if (t !== null && (typeof t !== "string" || !allowed.includes(t))) {
-        errors.add(tk, typeof t === "string" && t.split(".").length === 2 ? `Invalid content type: ${t}` : "Invalid value. Specify a content type as '<app_label>.<model_name>'.");
+        errors.add(
+          tk,
+          typeof t === "string" && t.split(".").length === 2
+            ? `Invalid content type: ${t}`
+            : "Invalid value. Specify a content type as '<app_label>.<model_name>'.",
+        );
         continue;
       }
       const u = typeof i === "string" ? normalizeUuid(i) : undefined;
@@ -491,7 +550,11 @@ export async function parseWrite(ctx: Ctx, model: Model, body: unknown, before: 
       }
       if (!fd.unchecked) {
         const target = ctx.reg.get(t as string);
-        const found = await ctx.db.selectFrom(target.table).select("id").where("id", "=", u!).executeTakeFirst();
+        const found = await ctx.db
+          .selectFrom(target.table)
+          .select("id")
+          .where("id", "=", u!)
+          .executeTakeFirst();
         if (!found) {
           errors.add(ik, `Related object not found using the provided ID: ${u}`);
           continue;
@@ -516,7 +579,7 @@ export async function parseWrite(ctx: Ctx, model: Model, body: unknown, before: 
   }
   // Slugs generated from their source field when omitted (AutoSlugField).
   for (const [name, fd] of model.fieldList) {
-    if (fd.kind !== "slug" || touched.has(name) || (before && before[name])) continue;
+    if (fd.kind !== "slug" || touched.has(name) || before?.[name]) continue;
     const src = fd.from ? record[fd.from] : undefined;
     if (typeof src !== "string" || !src) {
       if (fd.required && !partial) errors.add(name, "This field is required.");
@@ -524,13 +587,21 @@ export async function parseWrite(ctx: Ctx, model: Model, body: unknown, before: 
     }
     let base = slugify(src, fd.underscore).slice(0, fd.max ?? 100) || "slug";
     if (model.key === "dcim.location" && record.parent) {
-      const parent = await ctx.db.selectFrom(model.table).select("slug").where("id", "=", record.parent).executeTakeFirst();
+      const parent = await ctx.db
+        .selectFrom(model.table)
+        .select("slug")
+        .where("id", "=", record.parent)
+        .executeTakeFirst();
       if (parent?.slug) base = `${parent.slug}-${base}`.slice(0, fd.max ?? 100);
     }
     let candidate = base;
     if (fd.unique) {
       for (let n = 2; n < 1000; n++) {
-        const clash = await ctx.db.selectFrom(model.table).select("id").where(name, "=", candidate).executeTakeFirst();
+        const clash = await ctx.db
+          .selectFrom(model.table)
+          .select("id")
+          .where(name, "=", candidate)
+          .executeTakeFirst();
         if (!clash) break;
         candidate = `${base}${fd.underscore ? "_" : "-"}${n}`;
       }
@@ -541,7 +612,10 @@ export async function parseWrite(ctx: Ctx, model: Model, body: unknown, before: 
     touched.add("tags");
     const v = input.tags;
     if (!Array.isArray(v)) {
-      errors.add("tags", `Expected a list of items but got type "${typeof v === "string" ? "str" : typeof v}".`);
+      errors.add(
+        "tags",
+        `Expected a list of items but got type "${typeof v === "string" ? "str" : typeof v}".`,
+      );
     } else {
       const tagModel = ctx.reg.get("extras.tag");
       const positional: unknown[] = [];
@@ -594,7 +668,10 @@ export async function parseWrite(ctx: Ctx, model: Model, body: unknown, before: 
       for (const d of defs) if (!(d.name in current)) current[d.name] = d.default;
     }
     for (const d of defs) {
-      if (d.required && (current[d.name] === null || current[d.name] === undefined || current[d.name] === "")) {
+      if (
+        d.required &&
+        (current[d.name] === null || current[d.name] === undefined || current[d.name] === "")
+      ) {
         errors.add("__all__", `Missing required custom field '${d.name}'.`);
       }
     }

@@ -38,7 +38,11 @@ async function filtered(ctx: Ctx, model: Model, p: ListParams): Promise<SelectQu
 }
 
 /** A page of rows and the total count. `limit` undefined means all rows. */
-export async function listRows(ctx: Ctx, model: Model, p: ListParams): Promise<{ count: number; rows: Row[] }> {
+export async function listRows(
+  ctx: Ctx,
+  model: Model,
+  p: ListParams,
+): Promise<{ count: number; rows: Row[] }> {
   const base = await filtered(ctx, model, p);
   let q = base.selectAll("t");
   for (const [c, desc] of orderColumns(model)) q = q.orderBy(`t.${c}`, desc ? "desc" : "asc");

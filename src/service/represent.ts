@@ -8,8 +8,9 @@
  * Field order follows Nautobot: `id`, `display`, `url`, declared fields, `created`, `last_updated`,
  * `tags`, `custom_fields` (full); `display`, `id`, `url`, nested fields (nested).
  */
-import type { FieldDef, FkField } from "../registry/meta.ts";
+
 import type { Model } from "../registry/index.ts";
+import type { FieldDef, FkField } from "../registry/meta.ts";
 import { joinTable } from "../store/ddl.ts";
 import { loadComputed } from "./computed.ts";
 import type { Ctx } from "./context.ts";
@@ -160,7 +161,8 @@ export async function represent(
         list.push(t);
         byRow.set(l.source_id, list);
       }
-      for (const list of byRow.values()) list.sort((a, b) => String(a.display).localeCompare(String(b.display)));
+      for (const list of byRow.values())
+        list.sort((a, b) => String(a.display).localeCompare(String(b.display)));
       m2mMaps.set(name, byRow);
     } else if (fd.kind === "cts") {
       const jt = joinTable(model, name);
@@ -197,7 +199,10 @@ export async function represent(
         let q = ctx.db.selectFrom(src.table);
         if (via?.kind === "gfk") {
           q = q.where(`${fd.via}_type`, "=", model.key).where(`${fd.via}_id`, "in", part);
-          const res = await q.select([`${fd.via}_id as k`, (eb: any) => eb.fn.countAll().as("n")]).groupBy(`${fd.via}_id`).execute();
+          const res = await q
+            .select([`${fd.via}_id as k`, (eb: any) => eb.fn.countAll().as("n")])
+            .groupBy(`${fd.via}_id`)
+            .execute();
           for (const r of res) counts.set(r.k as string, Number(r.n));
         } else if (via?.kind === "m2m") {
           const jt = joinTable(src, fd.via);
@@ -210,7 +215,11 @@ export async function represent(
           for (const r of res) counts.set(r.k as string, Number(r.n));
         } else {
           const col = `${fd.via}_id`;
-          const res = await q.select([`${col} as k`, (eb: any) => eb.fn.countAll().as("n")]).where(col, "in", part).groupBy(col).execute();
+          const res = await q
+            .select([`${col} as k`, (eb: any) => eb.fn.countAll().as("n")])
+            .where(col, "in", part)
+            .groupBy(col)
+            .execute();
           for (const r of res) counts.set(r.k as string, Number(r.n));
         }
       }
@@ -348,7 +357,13 @@ async function tagsFor(ctx: Ctx, model: Model, ids: string[]): Promise<Map<strin
  * direct counts of every node are summed up each node's ancestor chain. One query for the tree, one for
  * the direct counts.
  */
-async function addTreeCounts(ctx: Ctx, model: Model, counts: Map<string, number>, src: Model, via: string): Promise<void> {
+async function addTreeCounts(
+  ctx: Ctx,
+  model: Model,
+  counts: Map<string, number>,
+  src: Model,
+  via: string,
+): Promise<void> {
   const parentCol = `${model.tree}_id`;
   const nodes = await ctx.db.selectFrom(model.table).select(["id", parentCol]).execute();
   const parent = new Map(nodes.map((r) => [r.id as string, (r[parentCol] as string | null) ?? null]));

@@ -18,7 +18,12 @@ export function chunks<T>(list: readonly T[], size = CHUNK): T[][] {
 }
 
 /** Fetch rows of `model` whose `column` is in `values` (one query per 2000 values). */
-export async function rowsWhereIn(ctx: Ctx, model: Model, column: string, values: readonly unknown[]): Promise<Row[]> {
+export async function rowsWhereIn(
+  ctx: Ctx,
+  model: Model,
+  column: string,
+  values: readonly unknown[],
+): Promise<Row[]> {
   const uniq = [...new Set(values.filter((v) => v !== null && v !== undefined))];
   if (!uniq.length) return [];
   const out: Row[] = [];
@@ -133,12 +138,20 @@ export async function toRecord(ctx: Ctx, model: Model, row: Row): Promise<Row> {
         rec[name] = row[name] == null ? null : !!row[name];
         break;
       case "m2m": {
-        const rows = await ctx.db.selectFrom(joinTable(model, name)).select("target_id").where("source_id", "=", row.id).execute();
+        const rows = await ctx.db
+          .selectFrom(joinTable(model, name))
+          .select("target_id")
+          .where("source_id", "=", row.id)
+          .execute();
         rec[name] = rows.map((r) => r.target_id);
         break;
       }
       case "cts": {
-        const rows = await ctx.db.selectFrom(joinTable(model, name)).select("content_type").where("source_id", "=", row.id).execute();
+        const rows = await ctx.db
+          .selectFrom(joinTable(model, name))
+          .select("content_type")
+          .where("source_id", "=", row.id)
+          .execute();
         rec[name] = rows.map((r) => r.content_type);
         break;
       }
@@ -149,12 +162,17 @@ export async function toRecord(ctx: Ctx, model: Model, row: Row): Promise<Row> {
         rec[name] = row[name] ?? null;
     }
   }
-  if (model.customFields) rec.custom_fields = row._custom_field_data ? JSON.parse(row._custom_field_data) : {};
+  if (model.customFields)
+    rec.custom_fields = row._custom_field_data ? JSON.parse(row._custom_field_data) : {};
   return rec;
 }
 
 /** Load one record by id, or undefined. */
-export async function getRecord(ctx: Ctx, model: Model, id: string | null | undefined): Promise<Row | undefined> {
+export async function getRecord(
+  ctx: Ctx,
+  model: Model,
+  id: string | null | undefined,
+): Promise<Row | undefined> {
   if (!id) return undefined;
   const row = await ctx.db.selectFrom(model.table).selectAll().where("id", "=", id).executeTakeFirst();
   return row ? toRecord(ctx, model, row) : undefined;
@@ -170,7 +188,12 @@ export function columnOf(model: Model, field: string): string {
 }
 
 /** Find records matching equality conditions keyed by field name (status by slug, ip by text). */
-export async function findRecords(ctx: Ctx, model: Model, where: Record<string, unknown>, limit = 1000): Promise<Row[]> {
+export async function findRecords(
+  ctx: Ctx,
+  model: Model,
+  where: Record<string, unknown>,
+  limit = 1000,
+): Promise<Row[]> {
   let q = ctx.db.selectFrom(model.table).selectAll();
   for (const [field, value] of Object.entries(where)) {
     const fd = model.fields[field];

@@ -7,18 +7,27 @@
  * Change log rows (ObjectChange) are written set-wise when the transaction's changes are flushed
  * (`flushChanges`), so a request's rows and its change log commit or roll back together.
  */
-import { createHash, randomUUID, scryptSync, randomBytes } from "node:crypto";
+import { createHash, randomBytes, randomUUID, scryptSync } from "node:crypto";
 import { sql } from "kysely";
 import { ipKey, parseCidr } from "../net/ip.ts";
 import type { Model } from "../registry/index.ts";
 import type { ValidateArgs } from "../registry/meta.ts";
 import { joinTable } from "../store/ddl.ts";
 import type { Ctx } from "./context.ts";
-import { AppError, ErrorBag, NotFoundError, ProtectedError, ValidationError } from "./errors.ts";
+import { AppError, type ErrorBag, NotFoundError, ProtectedError, ValidationError } from "./errors.ts";
 import { runHook } from "./hooks.ts";
 import { naturalKey, parseWrite } from "./input.ts";
 import { detailUrl, nestedFor, represent } from "./represent.ts";
-import { chunks, columnOf, findRecords, getRecord, type Row, rowsById, rowsWhereIn, statusesFor } from "./rows.ts";
+import {
+  chunks,
+  columnOf,
+  findRecords,
+  getRecord,
+  type Row,
+  rowsById,
+  rowsWhereIn,
+  statusesFor,
+} from "./rows.ts";
 
 /** A change to log: pre-change snapshot captured for updates and deletes. */
 interface PendingChange {
@@ -113,14 +122,21 @@ function verboseField(name: string): string {
 }
 
 /** Uniqueness checks (DRF UniqueValidator / UniqueTogetherValidator messages). */
-async function checkUnique(ctx: Ctx, model: Model, rec: Row, selfId: string | undefined, errors: ErrorBag): Promise<void> {
+async function checkUnique(
+  ctx: Ctx,
+  model: Model,
+  rec: Row,
+  selfId: string | undefined,
+  errors: ErrorBag,
+): Promise<void> {
   for (const [name, fd] of model.fieldList) {
     if (!("unique" in fd) || !fd.unique) continue;
     const v = rec[name];
     if (v === null || v === undefined || v === "") continue;
     let q = ctx.db.selectFrom(model.table).select("id").where(columnOf(model, name), "=", v);
     if (selfId) q = q.where("id", "!=", selfId);
-    if (await q.executeTakeFirst()) errors.add(name, `${model.verbose} with this ${verboseField(name)} already exists.`);
+    if (await q.executeTakeFirst())
+      errors.add(name, `${model.verbose} with this ${verboseField(name)} already exists.`);
   }
   for (const u of model.uniqueTogether ?? []) {
     const values = u.fields.map((f) => rec[f]);
@@ -128,7 +144,10 @@ async function checkUnique(ctx: Ctx, model: Model, rec: Row, selfId: string | un
     let q = ctx.db.selectFrom(model.table).select("id");
     u.fields.forEach((f, i) => {
       const v = values[i];
-      q = v === null || v === undefined ? q.where(columnOf(model, f), "is", null) : q.where(columnOf(model, f), "=", v);
+      q =
+        v === null || v === undefined
+          ? q.where(columnOf(model, f), "is", null)
+          : q.where(columnOf(model, f), "=", v);
     });
     if (selfId) q = q.where("id", "!=", selfId);
     if (await q.executeTakeFirst()) {
@@ -139,7 +158,13 @@ async function checkUnique(ctx: Ctx, model: Model, rec: Row, selfId: string | un
 }
 
 /** Run the model's `validate` rule. */
-async function runValidate(ctx: Ctx, model: Model, rec: Row, before: Row | undefined, errors: ErrorBag): Promise<void> {
+async function runValidate(
+  ctx: Ctx,
+  model: Model,
+  rec: Row,
+  before: Row | undefined,
+  errors: ErrorBag,
+): Promise<void> {
   if (!model.validate || errors.has()) return;
   const args: ValidateArgs = {
     data: rec,
@@ -153,7 +178,15 @@ async function runValidate(ctx: Ctx, model: Model, rec: Row, before: Row | undef
   await model.validate(args);
 }
 
-async function writeRelations(ctx: Ctx, model: Model, id: string, rec: Row, touched: Set<string> | undefined, tags: string[] | undefined, isCreate: boolean): Promise<void> {
+async function writeRelations(
+  ctx: Ctx,
+  model: Model,
+  id: string,
+  rec: Row,
+  touched: Set<string> | undefined,
+  tags: string[] | undefined,
+  isCreate: boolean,
+): Promise<void> {
   for (const [name, fd] of model.fieldList) {
     if (fd.kind !== "m2m" && fd.kind !== "cts") continue;
     if (fd.readOnly) continue;
@@ -161,18 +194,35 @@ async function writeRelations(ctx: Ctx, model: Model, id: string, rec: Row, touc
     const jt = joinTable(model, name);
     const col = fd.kind === "m2m" ? "target_id" : "content_type";
     let values = (rec[name] as string[] | undefined) ?? [];
-    if (isCreate && fd.kind === "cts" && values.length === 0 && !touched?.has(name) && model.key === "extras.tag") {
+    if (
+      isCreate &&
+      fd.kind === "cts" &&
+      values.length === 0 &&
+      !touched?.has(name) &&
+      model.key === "extras.tag"
+    ) {
       values = ctx.reg.taggable();
     }
     if (!isCreate) await ctx.db.deleteFrom(jt).where("source_id", "=", id).execute();
     for (const part of chunks(values, 500)) {
-      if (part.length) await ctx.db.insertInto(jt).values(part.map((v) => ({ source_id: id, [col]: v }))).execute();
+      if (part.length)
+        await ctx.db
+          .insertInto(jt)
+          .values(part.map((v) => ({ source_id: id, [col]: v })))
+          .execute();
     }
   }
   if (tags !== undefined) {
-    await ctx.db.deleteFrom("extras_taggeditem").where("content_type", "=", model.key).where("object_id", "=", id).execute();
+    await ctx.db
+      .deleteFrom("extras_taggeditem")
+      .where("content_type", "=", model.key)
+      .where("object_id", "=", id)
+      .execute();
     if (tags.length) {
-      await ctx.db.insertInto("extras_taggeditem").values(tags.map((t) => ({ content_type: model.key, object_id: id, tag_id: t }))).execute();
+      await ctx.db
+        .insertInto("extras_taggeditem")
+        .values(tags.map((t) => ({ content_type: model.key, object_id: id, tag_id: t })))
+        .execute();
     }
   }
 }
@@ -187,7 +237,12 @@ export interface CreateOptions {
  * Create one object from a write body. @returns the new id.
  * @throws ValidationError with DRF-shaped field errors.
  */
-export async function createObject(ctx: Ctx, model: Model, body: unknown, opts: CreateOptions = {}): Promise<string> {
+export async function createObject(
+  ctx: Ctx,
+  model: Model,
+  body: unknown,
+  opts: CreateOptions = {},
+): Promise<string> {
   if (model.readOnly) throw new AppError(405, 'Method "POST" not allowed.');
   const parsed = await parseWrite(ctx, model, body, undefined, false);
   const { record, errors } = parsed;
@@ -211,10 +266,12 @@ export async function createObject(ctx: Ctx, model: Model, body: unknown, opts: 
     cols.user_id = ctx.actor?.id ?? cols.user_id;
     cols.created = nowIso();
   }
-  if (model.key === "users.user" && typeof record.password === "string") cols.password = hashPassword(record.password);
+  if (model.key === "users.user" && typeof record.password === "string")
+    cols.password = hashPassword(record.password);
   await ctx.db.insertInto(model.table).values(cols).execute();
   await writeRelations(ctx, model, id, record, parsed.touched, parsed.tags, true);
-  if (model.afterWrite) await runHook(ctx, model.afterWrite, { action: "create", id, data: record, before: undefined });
+  if (model.afterWrite)
+    await runHook(ctx, model.afterWrite, { action: "create", id, data: record, before: undefined });
   pending(ctx).push({ model, id, action: "create" });
   return id;
 }
@@ -223,7 +280,13 @@ export async function createObject(ctx: Ctx, model: Model, body: unknown, opts: 
  * Update one object (PUT: `partial` false; PATCH: true).
  * @throws NotFoundError, ValidationError
  */
-export async function updateObject(ctx: Ctx, model: Model, id: string, body: unknown, partial: boolean): Promise<void> {
+export async function updateObject(
+  ctx: Ctx,
+  model: Model,
+  id: string,
+  body: unknown,
+  partial: boolean,
+): Promise<void> {
   if (model.readOnly) throw new AppError(405, `Method "${partial ? "PATCH" : "PUT"}" not allowed.`);
   const before = await getRecord(ctx, model, id);
   if (!before) throw new NotFoundError();
@@ -242,7 +305,8 @@ export async function updateObject(ctx: Ctx, model: Model, id: string, body: unk
     delete cols.created;
   }
   if (model.key === "users.user") {
-    if (parsed.touched.has("password") && typeof record.password === "string") cols.password = hashPassword(record.password);
+    if (parsed.touched.has("password") && typeof record.password === "string")
+      cols.password = hashPassword(record.password);
     else delete cols.password;
   }
   await ctx.db.updateTable(model.table).set(cols).where("id", "=", id).execute();
@@ -252,7 +316,11 @@ export async function updateObject(ctx: Ctx, model: Model, id: string, body: unk
 }
 
 /** Relative-URL full representations used as change-log snapshots. */
-async function snapshots(ctx: Ctx, model: Model, ids: string[]): Promise<Map<string, Record<string, unknown>>> {
+async function snapshots(
+  ctx: Ctx,
+  model: Model,
+  ids: string[],
+): Promise<Map<string, Record<string, unknown>>> {
   if (!ctx.settings.changelog) return new Map();
   const sub: Ctx = { ...ctx, baseUrl: "", nestedCache: new Map() };
   const rows = [...(await rowsById(ctx, model, ids)).values()];
@@ -282,7 +350,12 @@ export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Prom
         rows = [];
         for (const part of chunks(fresh)) {
           rows.push(
-            ...(await ctx.db.selectFrom(rel.from.table).selectAll().where(`${rel.field}_type`, "=", m.key).where(`${rel.field}_id`, "in", part).execute()),
+            ...(await ctx.db
+              .selectFrom(rel.from.table)
+              .selectAll()
+              .where(`${rel.field}_type`, "=", m.key)
+              .where(`${rel.field}_id`, "in", part)
+              .execute()),
           );
         }
       } else {
@@ -291,7 +364,14 @@ export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Prom
       if (!rows.length) continue;
       const onDelete = rel.def.kind === "gfk" || rel.def.kind === "fk" ? rel.def.onDelete : "CASCADE";
       if (onDelete === "CASCADE") queue.push([rel.from, rows.map((r) => r.id)]);
-      else if (onDelete === "SET_NULL") setNull.push({ model: rel.from, field: rel.field, gfk: rel.def.kind === "gfk", ids: rows.map((r) => r.id), targetKey: m.key });
+      else if (onDelete === "SET_NULL")
+        setNull.push({
+          model: rel.from,
+          field: rel.field,
+          gfk: rel.def.kind === "gfk",
+          ids: rows.map((r) => r.id),
+          targetKey: m.key,
+        });
       else for (const r of rows) protectedBy.push({ model: rel.from, row: r, targetKey: m.key });
     }
   }
@@ -305,20 +385,30 @@ export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Prom
       const nested = (await nestedFor(ctx, b.model, [b.row.id])).get(b.row.id);
       parts.push(`${String(nested?.display ?? b.row.id)} (${b.row.id})`);
     }
-    throw new ProtectedError(`Unable to delete object. ${parts.length} dependent objects were found: ${parts.join(", ")}`);
+    throw new ProtectedError(
+      `Unable to delete object. ${parts.length} dependent objects were found: ${parts.join(", ")}`,
+    );
   }
   // Snapshots before anything changes.
   const changes = pending(ctx);
   for (const [key, set] of doomed) {
     const m = ctx.reg.get(key);
     const snaps = await snapshots(ctx, m, [...set]);
-    for (const id of set) changes.push({ model: m, id, action: "delete", ...(snaps.get(id) ? { prechange: snaps.get(id)! } : {}) });
+    for (const id of set)
+      changes.push({
+        model: m,
+        id,
+        action: "delete",
+        ...(snaps.get(id) ? { prechange: snaps.get(id)! } : {}),
+      });
   }
   for (const s of setNull) {
     const ids2 = s.ids.filter((i) => !doomed.get(s.model.key)?.has(i));
     for (const part of chunks(ids2)) {
       if (!part.length) continue;
-      const set: Row = s.gfk ? { [`${s.field}_type`]: null, [`${s.field}_id`]: null } : { [`${s.field}_id`]: null };
+      const set: Row = s.gfk
+        ? { [`${s.field}_type`]: null, [`${s.field}_id`]: null }
+        : { [`${s.field}_id`]: null };
       if (s.model.changelog) set.last_updated = nowIso();
       await ctx.db.updateTable(s.model.table).set(set).where("id", "in", part).execute();
     }
@@ -328,14 +418,22 @@ export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Prom
     const list = [...set];
     for (const part of chunks(list)) {
       await ctx.db.deleteFrom(m.table).where("id", "in", part).execute();
-      if (m.tags) await ctx.db.deleteFrom("extras_taggeditem").where("content_type", "=", key).where("object_id", "in", part).execute();
+      if (m.tags)
+        await ctx.db
+          .deleteFrom("extras_taggeditem")
+          .where("content_type", "=", key)
+          .where("object_id", "in", part)
+          .execute();
       for (const [name, fd] of m.fieldList) {
-        if (fd.kind === "m2m" || fd.kind === "cts") await ctx.db.deleteFrom(joinTable(m, name)).where("source_id", "in", part).execute();
+        if (fd.kind === "m2m" || fd.kind === "cts")
+          await ctx.db.deleteFrom(joinTable(m, name)).where("source_id", "in", part).execute();
       }
       for (const rel of ctx.reg.reverseOf(key)) {
-        if (rel.def.kind === "m2m") await ctx.db.deleteFrom(joinTable(rel.from, rel.field)).where("target_id", "in", part).execute();
+        if (rel.def.kind === "m2m")
+          await ctx.db.deleteFrom(joinTable(rel.from, rel.field)).where("target_id", "in", part).execute();
       }
-      if (key === "extras.tag") await ctx.db.deleteFrom("extras_taggeditem").where("tag_id", "in", part).execute();
+      if (key === "extras.tag")
+        await ctx.db.deleteFrom("extras_taggeditem").where("tag_id", "in", part).execute();
     }
   }
 }
@@ -362,7 +460,12 @@ export async function flushChanges(ctx: Ctx): Promise<void> {
     for (const c of changes) {
       const prev = last.get(c.id);
       if (prev?.action === "create" && c.action === "update") continue;
-      last.set(c.id, c.action === "update" && prev?.prechange === undefined && prev ? { ...c, prechange: prev.prechange } : c);
+      last.set(
+        c.id,
+        c.action === "update" && prev?.prechange === undefined && prev
+          ? { ...c, prechange: prev.prechange }
+          : c,
+      );
     }
     for (const c of last.values()) {
       const data = c.action === "delete" ? c.prechange : post.get(c.id);

@@ -74,5 +74,7 @@ export async function openStore(url: string): Promise<Store> {
     const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: postgresDialect, url, close: () => db.destroy() };
   }
-  throw new StoreOpenError(`unsupported database URL "${url}": use sqlite:PATH or postgres://user@host:port/db`);
+  throw new StoreOpenError(
+    `unsupported database URL "${url}": use sqlite:PATH or postgres://user@host:port/db`,
+  );
 }

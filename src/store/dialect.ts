@@ -60,6 +60,7 @@ export const postgresDialect: Dialect = {
   },
   ilike: (expr, pattern) => sql<boolean>`(${expr})::text ILIKE ${pattern} ESCAPE '\\'`,
   iequals: (expr, value) => sql<boolean>`lower((${expr})::text) = lower(${value})`,
-  regex: (expr, pattern, ci) => (ci ? sql<boolean>`(${expr})::text ~* ${pattern}` : sql<boolean>`(${expr})::text ~ ${pattern}`),
+  regex: (expr, pattern, ci) =>
+    ci ? sql<boolean>`(${expr})::text ~* ${pattern}` : sql<boolean>`(${expr})::text ~ ${pattern}`,
   jsonText: (column, key) => sql`((${column})::jsonb ->> ${key})`,
 };

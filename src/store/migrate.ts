@@ -6,8 +6,9 @@
  * statuses with the content types each applies to (nautobot-models.md §2.1). On PostgreSQL the whole run
  * holds an advisory lock so that several processes starting at once migrate only once.
  */
-import { sql } from "kysely";
+
 import { randomUUID } from "node:crypto";
+import { sql } from "kysely";
 import { APP_LABELS, type Registry } from "../registry/index.ts";
 import type { Store } from "./db.ts";
 import { createIndexSql, createTableSql, schemaFor } from "./ddl.ts";
@@ -57,7 +58,9 @@ export async function migrate(store: Store, reg: Registry): Promise<number> {
 async function seed(store: Store, reg: Registry): Promise<void> {
   const db = store.db;
   // Content types: one row per model, integer-like ids from the registry.
-  const existing = new Set((await db.selectFrom("extras_contenttype").select("id").execute()).map((r) => r.id as string));
+  const existing = new Set(
+    (await db.selectFrom("extras_contenttype").select("id").execute()).map((r) => r.id as string),
+  );
   const rows = [...reg.models.values()]
     .filter((m) => !existing.has(String(m.ctId)))
     .map((m) => ({
@@ -68,12 +71,20 @@ async function seed(store: Store, reg: Registry): Promise<void> {
     }));
   if (rows.length) await db.insertInto("extras_contenttype").values(rows).execute();
 
-  const seeded = await db.selectFrom("inventory_meta").select("value").where("key", "=", "default_statuses").executeTakeFirst();
+  const seeded = await db
+    .selectFrom("inventory_meta")
+    .select("value")
+    .where("key", "=", "default_statuses")
+    .executeTakeFirst();
   if (seeded) return;
   const now = new Date().toISOString();
   await db.transaction().execute(async (trx) => {
     for (const s of DEFAULT_STATUSES) {
-      const found = await trx.selectFrom("extras_status").select("id").where("slug", "=", s.slug).executeTakeFirst();
+      const found = await trx
+        .selectFrom("extras_status")
+        .select("id")
+        .where("slug", "=", s.slug)
+        .executeTakeFirst();
       const id = (found?.id as string | undefined) ?? randomUUID();
       if (!found) {
         await trx

@@ -32,4 +32,3 @@ export function orderColumns(model: Model): Array<[string, boolean]> {
   out.push(["id", false]);
   return out;
 }
-

@@ -17,28 +17,52 @@ describe("acceptance: first working product", () => {
   });
 
   it("runs the new-user sequence", async () => {
-    const site = await s.api("/api/dcim/sites/", { method: "POST", body: { name: "AMS 1", status: "active" } });
+    const site = await s.api("/api/dcim/sites/", {
+      method: "POST",
+      body: { name: "AMS 1", status: "active" },
+    });
     assert.equal(site.status, 201, JSON.stringify(site.body));
     assert.equal(site.body.slug, "ams-1");
     assert.deepEqual(site.body.status, { value: "active", label: "Active" });
     assert.match(site.headers.get("location") ?? "", /\/api\/dcim\/sites\/[0-9a-f-]{36}\/$/);
-    const rack = await s.api("/api/dcim/racks/", { method: "POST", body: { name: "R1", site: site.body.id, status: "active" } });
+    const rack = await s.api("/api/dcim/racks/", {
+      method: "POST",
+      body: { name: "R1", site: site.body.id, status: "active" },
+    });
     assert.equal(rack.status, 201, JSON.stringify(rack.body));
     assert.equal(rack.body.site.id, site.body.id);
     const mfr = await s.api("/api/dcim/manufacturers/", { method: "POST", body: { name: "Juniper" } });
     assert.equal(mfr.status, 201, JSON.stringify(mfr.body));
-    const dt = await s.api("/api/dcim/device-types/", { method: "POST", body: { manufacturer: { name: "Juniper" }, model: "MX204", u_height: 1 } });
+    const dt = await s.api("/api/dcim/device-types/", {
+      method: "POST",
+      body: { manufacturer: { name: "Juniper" }, model: "MX204", u_height: 1 },
+    });
     assert.equal(dt.status, 201, JSON.stringify(dt.body));
     assert.equal(dt.body.display, "Juniper MX204");
     for (let i = 0; i < 60; i++) {
-      const t = await s.api("/api/dcim/interface-templates/", { method: "POST", body: { device_type: dt.body.id, name: `et-0/0/${i}`, type: "10gbase-x-sfpp" } });
+      const t = await s.api("/api/dcim/interface-templates/", {
+        method: "POST",
+        body: { device_type: dt.body.id, name: `et-0/0/${i}`, type: "10gbase-x-sfpp" },
+      });
       assert.equal(t.status, 201, JSON.stringify(t.body));
     }
-    const role = await s.api("/api/dcim/device-roles/", { method: "POST", body: { name: "Router", color: "ff0000" } });
+    const role = await s.api("/api/dcim/device-roles/", {
+      method: "POST",
+      body: { name: "Router", color: "ff0000" },
+    });
     assert.equal(role.status, 201, JSON.stringify(role.body));
     const dev = await s.api("/api/dcim/devices/", {
       method: "POST",
-      body: { name: "r1", device_type: dt.body.id, device_role: role.body.id, site: site.body.id, rack: rack.body.id, position: 10, face: "front", status: "active" },
+      body: {
+        name: "r1",
+        device_type: dt.body.id,
+        device_role: role.body.id,
+        site: site.body.id,
+        rack: rack.body.id,
+        position: 10,
+        face: "front",
+        status: "active",
+      },
     });
     assert.equal(dev.status, 201, JSON.stringify(dev.body));
     assert.equal(dev.body.rack.id, rack.body.id);
@@ -68,7 +92,12 @@ describe("acceptance: first working product", () => {
     const ifaceId = ifaces.body.results[0].id;
     const ip = await s.api("/api/ipam/ip-addresses/", {
       method: "POST",
-      body: { address: "192.0.2.1/24", status: "active", assigned_object_type: "dcim.interface", assigned_object_id: ifaceId },
+      body: {
+        address: "192.0.2.1/24",
+        status: "active",
+        assigned_object_type: "dcim.interface",
+        assigned_object_id: ifaceId,
+      },
     });
     assert.equal(ip.status, 201, JSON.stringify(ip.body));
     assert.equal(ip.body.assigned_object.id, ifaceId);
@@ -83,7 +112,10 @@ describe("acceptance: first working product", () => {
 
     const before = site.body.last_updated;
     await new Promise((r) => setTimeout(r, 5));
-    const patched = await s.api(`/api/dcim/sites/${site.body.id}/`, { method: "PATCH", body: { status: "planned" } });
+    const patched = await s.api(`/api/dcim/sites/${site.body.id}/`, {
+      method: "PATCH",
+      body: { status: "planned" },
+    });
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
     assert.equal(patched.body.status.value, "planned");
     assert.notEqual(patched.body.last_updated, before);

@@ -10,7 +10,9 @@ import { startServer, type TestServer } from "../helpers/server.ts";
 import { buildWorld, SAMPLES, specialCreate, type World } from "../helpers/world.ts";
 
 const reg = registry();
-const writable = [...reg.models.values()].filter((m) => !m.readOnly).sort((a, b) => a.key.localeCompare(b.key));
+const writable = [...reg.models.values()]
+  .filter((m) => !m.readOnly)
+  .sort((a, b) => a.key.localeCompare(b.key));
 
 describe("per-model CRUD", () => {
   let s: TestServer;
@@ -86,7 +88,10 @@ describe("per-model CRUD", () => {
         const dup = await s.api(sample.path, { method: "POST", body: dupBody });
         assert.equal(dup.status, 400, `duplicate must fail: ${JSON.stringify(dup.body)}`);
         const keys = Object.keys(dup.body);
-        assert.ok(keys.includes(sample.unique) || keys.includes("non_field_errors") || keys.includes("__all__"), JSON.stringify(dup.body));
+        assert.ok(
+          keys.includes(sample.unique) || keys.includes("non_field_errors") || keys.includes("__all__"),
+          JSON.stringify(dup.body),
+        );
       }
 
       const del = await s.api(`${sample.path}${obj.id}/`, { method: "DELETE" });
@@ -128,6 +133,13 @@ describe("per-model CRUD", () => {
     assert.equal(d.body.device_type.manufacturer.id, w.manufacturer);
     assert.equal(d.body.device_role.id, w.devicerole);
     const v = await s.api(`/api/ipam/vlans/${w.vlan}/`);
-    assert.deepEqual(Object.keys(v.body.group).sort(), ["display", "id", "name", "slug", "url", "vlan_count"]);
+    assert.deepEqual(Object.keys(v.body.group).sort(), [
+      "display",
+      "id",
+      "name",
+      "slug",
+      "url",
+      "vlan_count",
+    ]);
   });
 });

@@ -23,7 +23,10 @@ export interface TestServer {
   token: string;
   store: Store;
   /** fetch relative to the server with the admin token and JSON headers. */
-  api(path: string, init?: { method?: string; body?: unknown; token?: string | null; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  api(
+    path: string,
+    init?: { method?: string; body?: unknown; token?: string | null; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any; headers: Headers }>;
   close(): Promise<void>;
 }
 
@@ -53,15 +56,40 @@ export async function startServer(overrides: Partial<Config> = {}): Promise<Test
   const userId = randomUUID();
   await store.db
     .insertInto("users_user")
-    .values({ id: userId, username: "admin", password: hashPassword("admin"), first_name: "", last_name: "", email: "", is_staff: true, is_active: true, is_superuser: true, date_joined: nowIso() })
+    .values({
+      id: userId,
+      username: "admin",
+      password: hashPassword("admin"),
+      first_name: "",
+      last_name: "",
+      email: "",
+      is_staff: true,
+      is_active: true,
+      is_superuser: true,
+      date_joined: nowIso(),
+    })
     .execute();
   const token = randomBytes(20).toString("hex");
   await store.db
     .insertInto("users_token")
-    .values({ id: randomUUID(), user_id: userId, created: nowIso(), expires: null, key: hashTokenKey(token), key_suffix: token.slice(-6), write_enabled: true, description: "" })
+    .values({
+      id: randomUUID(),
+      user_id: userId,
+      created: nowIso(),
+      expires: null,
+      key: hashTokenKey(token),
+      key_suffix: token.slice(-6),
+      write_enabled: true,
+      description: "",
+    })
     .execute();
   const config = { ...configFromEnv({}), databaseUrl: url, ...overrides };
-  const app = await buildApp({ store, reg, config, logger: process.env.TEST_LOG ? (await import("pino")).default({ level: "error" }) : false });
+  const app = await buildApp({
+    store,
+    reg,
+    config,
+    logger: process.env.TEST_LOG ? (await import("pino")).default({ level: "error" }) : false,
+  });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const addr = app.server.address();
   const port = typeof addr === "object" && addr ? addr.port : 0;
@@ -79,7 +107,12 @@ export async function startServer(overrides: Partial<Config> = {}): Promise<Test
         headers["Content-Type"] ??= "application/json";
         body = typeof init.body === "string" ? init.body : JSON.stringify(init.body);
       }
-      const res = await fetch(path.startsWith("http") ? path : `${base}${path}`, { method: init.method ?? "GET", headers, body, redirect: "manual" });
+      const res = await fetch(path.startsWith("http") ? path : `${base}${path}`, {
+        method: init.method ?? "GET",
+        headers,
+        body,
+        redirect: "manual",
+      });
       const text = await res.text();
       let parsed: any = text;
       try {

@@ -1,7 +1,7 @@
 /** Keeps docs/ARCHITECTURE.md's import direction true: scans every import under src/. */
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative, resolve, dirname } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { describe, it } from "node:test";
 
 const ALLOWED: Record<string, string[]> = {

@@ -1,7 +1,14 @@
 /** Unit tests of IP parsing, normalisation and range keys (src/net/ip.ts). */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { containsCidr, hostText, ipKey, networkText, parseCidr, parsePartialNetwork } from "../../src/net/ip.ts";
+import {
+  containsCidr,
+  hostText,
+  ipKey,
+  networkText,
+  parseCidr,
+  parsePartialNetwork,
+} from "../../src/net/ip.ts";
 
 describe("parseCidr", () => {
   it("clears host bits for the network and keeps them for the host", () => {

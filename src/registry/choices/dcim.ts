@@ -113,11 +113,43 @@ export const INTERFACE_TYPES: Choices = [
 ];
 
 export const VIRTUAL_INTERFACE_TYPES = new Set(["virtual", "bridge", "lag"]);
-export const WIRELESS_INTERFACE_TYPES = new Set(["ieee802.11a", "ieee802.11g", "ieee802.11n", "ieee802.11ac", "ieee802.11ad", "ieee802.11ax", "ieee802.11ay", "ieee802.15.1", "other-wireless"]);
-export const NONCONNECTABLE_INTERFACE_TYPES = new Set([...VIRTUAL_INTERFACE_TYPES, ...WIRELESS_INTERFACE_TYPES]);
+export const WIRELESS_INTERFACE_TYPES = new Set([
+  "ieee802.11a",
+  "ieee802.11g",
+  "ieee802.11n",
+  "ieee802.11ac",
+  "ieee802.11ad",
+  "ieee802.11ax",
+  "ieee802.11ay",
+  "ieee802.15.1",
+  "other-wireless",
+]);
+export const NONCONNECTABLE_INTERFACE_TYPES = new Set([
+  ...VIRTUAL_INTERFACE_TYPES,
+  ...WIRELESS_INTERFACE_TYPES,
+]);
 
 export const PORT_TYPES: Choices = [
-  ...same(["8p8c", "8p6c", "8p4c", "8p2c", "6p6c", "6p4c", "6p2c", "4p4c", "4p2c", "gg45", "tera-4p", "tera-2p", "tera-1p", "110-punch", "bnc", "f", "n", "mrj21"]).map(([v]) => [v, String(v).toUpperCase()] as const),
+  ...same([
+    "8p8c",
+    "8p6c",
+    "8p4c",
+    "8p2c",
+    "6p6c",
+    "6p4c",
+    "6p2c",
+    "4p4c",
+    "4p2c",
+    "gg45",
+    "tera-4p",
+    "tera-2p",
+    "tera-1p",
+    "110-punch",
+    "bnc",
+    "f",
+    "n",
+    "mrj21",
+  ]).map(([v]) => [v, String(v).toUpperCase()] as const),
   ["fc", "FC"],
   ["lc", "LC"],
   ["lc-pc", "LC/PC"],
@@ -165,20 +197,84 @@ export const CONSOLE_PORT_TYPES: Choices = [
 
 const iec = (kind: "p" | "r"): Choices =>
   kind === "p"
-    ? [["iec-60320-c6", "C6"], ["iec-60320-c8", "C8"], ["iec-60320-c14", "C14"], ["iec-60320-c16", "C16"], ["iec-60320-c20", "C20"], ["iec-60320-c22", "C22"]]
-    : [["iec-60320-c5", "C5"], ["iec-60320-c7", "C7"], ["iec-60320-c13", "C13"], ["iec-60320-c15", "C15"], ["iec-60320-c19", "C19"], ["iec-60320-c21", "C21"]];
+    ? [
+        ["iec-60320-c6", "C6"],
+        ["iec-60320-c8", "C8"],
+        ["iec-60320-c14", "C14"],
+        ["iec-60320-c16", "C16"],
+        ["iec-60320-c20", "C20"],
+        ["iec-60320-c22", "C22"],
+      ]
+    : [
+        ["iec-60320-c5", "C5"],
+        ["iec-60320-c7", "C7"],
+        ["iec-60320-c13", "C13"],
+        ["iec-60320-c15", "C15"],
+        ["iec-60320-c19", "C19"],
+        ["iec-60320-c21", "C21"],
+      ];
 const p309 = (s: string): Choices =>
-  ["p-n-e-4h", "p-n-e-6h", "p-n-e-9h", "2p-e-4h", "2p-e-6h", "2p-e-9h", "3p-e-4h", "3p-e-6h", "3p-e-9h", "3p-n-e-4h", "3p-n-e-6h", "3p-n-e-9h"].map(
-    (v) => [`iec-60309-${v}`, `${s} ${v.toUpperCase()}`] as const,
-  );
+  [
+    "p-n-e-4h",
+    "p-n-e-6h",
+    "p-n-e-9h",
+    "2p-e-4h",
+    "2p-e-6h",
+    "2p-e-9h",
+    "3p-e-4h",
+    "3p-e-6h",
+    "3p-e-9h",
+    "3p-n-e-4h",
+    "3p-n-e-6h",
+    "3p-n-e-9h",
+  ].map((v) => [`iec-60309-${v}`, `${s} ${v.toUpperCase()}`] as const);
 const nema = (kind: "p" | "r"): Choices =>
-  ["1-15", "5-15", "5-20", "5-30", "5-50", "6-15", "6-20", "6-30", "6-50", "10-30", "10-50", "14-20", "14-30", "14-50", "14-60", "15-15", "15-20", "15-30", "15-50", "15-60"].map(
-    (v) => [`nema-${v}${kind}`, `NEMA ${v}${kind.toUpperCase()}`] as const,
-  );
+  [
+    "1-15",
+    "5-15",
+    "5-20",
+    "5-30",
+    "5-50",
+    "6-15",
+    "6-20",
+    "6-30",
+    "6-50",
+    "10-30",
+    "10-50",
+    "14-20",
+    "14-30",
+    "14-50",
+    "14-60",
+    "15-15",
+    "15-20",
+    "15-30",
+    "15-50",
+    "15-60",
+  ].map((v) => [`nema-${v}${kind}`, `NEMA ${v}${kind.toUpperCase()}`] as const);
 const nemaL = (kind: "p" | "r"): Choices =>
-  ["1-15", "5-15", "5-20", "5-30", "5-50", "6-15", "6-20", "6-30", "6-50", "10-30", "14-20", "14-30", "14-50", "14-60", "15-20", "15-30", "15-50", "15-60", "21-20", "21-30", "22-30"].map(
-    (v) => [`nema-l${v}${kind}`, `NEMA L${v}${kind.toUpperCase()}`] as const,
-  );
+  [
+    "1-15",
+    "5-15",
+    "5-20",
+    "5-30",
+    "5-50",
+    "6-15",
+    "6-20",
+    "6-30",
+    "6-50",
+    "10-30",
+    "14-20",
+    "14-30",
+    "14-50",
+    "14-60",
+    "15-20",
+    "15-30",
+    "15-50",
+    "15-60",
+    "21-20",
+    "21-30",
+    "22-30",
+  ].map((v) => [`nema-l${v}${kind}`, `NEMA L${v}${kind.toUpperCase()}`] as const);
 
 export const POWER_PORT_TYPES: Choices = [
   ...iec("p"),

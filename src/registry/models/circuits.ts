@@ -76,7 +76,15 @@ export const circuitType = defineModel({
   search: ["name", "slug", "description"],
 });
 
-const TERMINATION_SLIM = ["site", "location", "provider_network", "connected_endpoint", "port_speed", "upstream_speed", "xconnect_id"];
+const TERMINATION_SLIM = [
+  "site",
+  "location",
+  "provider_network",
+  "connected_endpoint",
+  "port_speed",
+  "upstream_speed",
+  "xconnect_id",
+];
 
 export const circuit = defineModel({
   app: "circuits",
@@ -95,8 +103,16 @@ export const circuit = defineModel({
     install_date: f.date({ nullable: true }),
     commit_rate: f.int({ nullable: true, min: 0 }),
     description: f.description(),
-    termination_a: f.ofk("circuits.circuittermination", "SET_NULL", { readOnly: true, nestedFields: TERMINATION_SLIM, filterKey: false }),
-    termination_z: f.ofk("circuits.circuittermination", "SET_NULL", { readOnly: true, nestedFields: TERMINATION_SLIM, filterKey: false }),
+    termination_a: f.ofk("circuits.circuittermination", "SET_NULL", {
+      readOnly: true,
+      nestedFields: TERMINATION_SLIM,
+      filterKey: false,
+    }),
+    termination_z: f.ofk("circuits.circuittermination", "SET_NULL", {
+      readOnly: true,
+      nestedFields: TERMINATION_SLIM,
+      filterKey: false,
+    }),
     comments: f.comments(),
   },
   nested: ["cid"],
@@ -153,9 +169,12 @@ export const circuitTermination = defineModel({
   /** Nautobot 1.6 CircuitTermination.clean(). */
   async validate(a) {
     const d = a.data;
-    if (d.site && d.provider_network) a.error("__all__", "A circuit termination cannot attach to both a site and a provider network.");
-    else if (!d.site && !d.provider_network) a.error("__all__", "A circuit termination must attach to either a site or a provider network.");
-    if (d.location && d.provider_network) a.error("location", "A circuit termination cannot attach to both a location and a provider network.");
+    if (d.site && d.provider_network)
+      a.error("__all__", "A circuit termination cannot attach to both a site and a provider network.");
+    else if (!d.site && !d.provider_network)
+      a.error("__all__", "A circuit termination must attach to either a site or a provider network.");
+    if (d.location && d.provider_network)
+      a.error("location", "A circuit termination cannot attach to both a location and a provider network.");
     await checkLocation(a, "circuits.circuittermination", "Circuit terminations");
   },
 });

@@ -104,12 +104,16 @@ export async function checkVlans(a: ValidateArgs, siteOf: () => Promise<string |
     const v = await a.get("ipam.vlan", d.untagged_vlan);
     const site = await siteOf();
     if (v?.site && v.site !== site) {
-      a.error("untagged_vlan", `The untagged VLAN (${v.name}) must belong to the same site as the interface's parent device, or it must be global.`);
+      a.error(
+        "untagged_vlan",
+        `The untagged VLAN (${v.name}) must belong to the same site as the interface's parent device, or it must be global.`,
+      );
     }
   }
   const tagged = (d.tagged_vlans ?? []) as string[];
   if (tagged.length) {
-    if (d.mode !== "tagged") a.error("tagged_vlans", `Mode must be set to tagged when specifying tagged_vlans`);
+    if (d.mode !== "tagged")
+      a.error("tagged_vlans", `Mode must be set to tagged when specifying tagged_vlans`);
     const site = await siteOf();
     for (const id of tagged) {
       const v = await a.get("ipam.vlan", id);
@@ -153,29 +157,39 @@ export const interfaceModel = component({
   async validate(a) {
     const d = a.data;
     const type = d.type as string;
-    if (d.cable && NONCONNECTABLE_INTERFACE_TYPES.has(type)) a.error("type", `${type} interfaces cannot have a cable attached.`);
+    if (d.cable && NONCONNECTABLE_INTERFACE_TYPES.has(type))
+      a.error("type", `${type} interfaces cannot have a cable attached.`);
     if (d.parent_interface) {
       if (d.parent_interface === d.id) a.error("parent_interface", "An interface cannot be its own parent.");
       const p = await a.get("dcim.interface", d.parent_interface);
       if (p) {
-        if (!(await sameDeviceOrVc(a, p.device))) a.error("parent_interface", `The selected parent interface (${p.name}) belongs to a different device`);
-        if (p.type === "virtual") a.error("parent_interface", "Virtual interfaces may not be parents of other interfaces.");
+        if (!(await sameDeviceOrVc(a, p.device)))
+          a.error(
+            "parent_interface",
+            `The selected parent interface (${p.name}) belongs to a different device`,
+          );
+        if (p.type === "virtual")
+          a.error("parent_interface", "Virtual interfaces may not be parents of other interfaces.");
       }
-      if (type !== "virtual") a.error("parent_interface", "Only virtual interfaces may be assigned to a parent interface.");
+      if (type !== "virtual")
+        a.error("parent_interface", "Only virtual interfaces may be assigned to a parent interface.");
     }
     if (d.bridge) {
       if (d.bridge === d.id) a.error("bridge", "An interface cannot be bridged to itself.");
       const b = await a.get("dcim.interface", d.bridge);
-      if (b && !(await sameDeviceOrVc(a, b.device))) a.error("bridge", `The selected bridge interface (${b.name}) belongs to a different device`);
+      if (b && !(await sameDeviceOrVc(a, b.device)))
+        a.error("bridge", `The selected bridge interface (${b.name}) belongs to a different device`);
     }
     if (d.lag) {
       if (d.lag === d.id) a.error("lag", "A LAG interface cannot be its own parent.");
       const l = await a.get("dcim.interface", d.lag);
       if (l) {
         if (l.type !== "lag") a.error("lag", `The selected LAG interface (${l.name}) is not a LAG.`);
-        if (!(await sameDeviceOrVc(a, l.device))) a.error("lag", `The selected LAG interface (${l.name}) belongs to a different device`);
+        if (!(await sameDeviceOrVc(a, l.device)))
+          a.error("lag", `The selected LAG interface (${l.name}) belongs to a different device`);
       }
-      if (VIRTUAL_INTERFACE_TYPES.has(type) && type === "virtual") a.error("lag", "Virtual interfaces cannot have a parent LAG interface.");
+      if (VIRTUAL_INTERFACE_TYPES.has(type) && type === "virtual")
+        a.error("lag", "Virtual interfaces cannot have a parent LAG interface.");
     }
     if (!d.status) d.status = "active";
     await checkVlans(a, async () => ((await a.get("dcim.device", d.device))?.site as string | null) ?? null);
@@ -197,12 +211,19 @@ export const frontPort = component({
   async validate(a) {
     const rp = await a.get("dcim.rearport", a.data.rear_port);
     if (!rp) return;
-    if (rp.device !== a.data.device) a.error("rear_port", `Rear port (${rp.name}) must belong to the same device`);
+    if (rp.device !== a.data.device)
+      a.error("rear_port", `Rear port (${rp.name}) must belong to the same device`);
     if (a.data.rear_port_position > rp.positions) {
-      a.error("rear_port_position", `Invalid rear port position (${a.data.rear_port_position}): Rear port ${rp.name} has only ${rp.positions} positions`);
+      a.error(
+        "rear_port_position",
+        `Invalid rear port position (${a.data.rear_port_position}): Rear port ${rp.name} has only ${rp.positions} positions`,
+      );
     }
-    const clash = (await a.find("dcim.frontport", { rear_port: rp.id, rear_port_position: a.data.rear_port_position })).filter((x) => x.id !== a.data.id);
-    if (clash.length) a.error("__all__", "Front port with this Rear port and Rear port position already exists.");
+    const clash = (
+      await a.find("dcim.frontport", { rear_port: rp.id, rear_port_position: a.data.rear_port_position })
+    ).filter((x) => x.id !== a.data.id);
+    if (clash.length)
+      a.error("__all__", "Front port with this Rear port and Rear port position already exists.");
   },
 });
 
@@ -223,7 +244,10 @@ export const rearPort = component({
     const fps = await a.find("dcim.frontport", { rear_port: a.data.id });
     const max = Math.max(0, ...fps.map((x) => x.rear_port_position as number));
     if (a.data.positions < max) {
-      a.error("positions", `The number of positions cannot be less than the number of mapped front ports (${fps.length})`);
+      a.error(
+        "positions",
+        `The number of positions cannot be less than the number of mapped front ports (${fps.length})`,
+      );
     }
   },
 });
@@ -260,7 +284,10 @@ export const powerPort = component({
     allocated_draw: f.int({ nullable: true, min: 1 }),
     description: f.description(),
   },
-  filters: { connected: { kind: "custom", fn: "connected" }, has_power_outlets: { kind: "has", model: "dcim.poweroutlet", via: "power_port" } },
+  filters: {
+    connected: { kind: "custom", fn: "connected" },
+    has_power_outlets: { kind: "has", model: "dcim.poweroutlet", via: "power_port" },
+  },
   /** Nautobot 1.6 PowerPort.clean(). */
   validate(a) {
     const { maximum_draw: max, allocated_draw: alloc } = a.data;
@@ -287,7 +314,8 @@ export const powerOutlet = component({
   async validate(a) {
     if (!a.data.power_port) return;
     const pp = await a.get("dcim.powerport", a.data.power_port);
-    if (pp && pp.device !== a.data.device) a.error("power_port", `Parent power port (${pp.name}) must belong to the same device`);
+    if (pp && pp.device !== a.data.device)
+      a.error("power_port", `Parent power port (${pp.name}) must belong to the same device`);
   },
 });
 
@@ -308,11 +336,15 @@ export const deviceBay = component({
       a.error("device", `This type of device (${dt.model}) does not support device bays.`);
     }
     if (a.data.installed_device) {
-      if (a.data.installed_device === a.data.device) a.error("installed_device", "Cannot install a device into itself.");
+      if (a.data.installed_device === a.data.device)
+        a.error("installed_device", "Cannot install a device into itself.");
       const child = await a.get("dcim.device", a.data.installed_device);
       const cdt = child ? await a.get("dcim.devicetype", child.device_type) : undefined;
       if (cdt && cdt.subdevice_role !== "child") {
-        a.error("installed_device", `Cannot install device ${child?.name}; device-type ${cdt.model} has no subdevice_role.`);
+        a.error(
+          "installed_device",
+          `Cannot install device ${child?.name}; device-type ${cdt.model} has no subdevice_role.`,
+        );
       }
     }
   },
@@ -338,7 +370,13 @@ export const inventoryItem = component({
 });
 
 /** Declare a component template model. */
-function template(args: { name: string; verbose: string; path: string; fields: Record<string, FieldDef>; validate?: ModelDef["validate"] }): ModelDef {
+function template(args: {
+  name: string;
+  verbose: string;
+  path: string;
+  fields: Record<string, FieldDef>;
+  validate?: ModelDef["validate"];
+}): ModelDef {
   return defineModel({
     app: "dcim",
     name: args.name,
@@ -381,9 +419,13 @@ export const frontPortTemplate = template({
   async validate(a) {
     const rp = await a.get("dcim.rearporttemplate", a.data.rear_port);
     if (!rp) return;
-    if (rp.device_type !== a.data.device_type) a.error("rear_port", `Rear port (${rp.name}) must belong to the same device type`);
+    if (rp.device_type !== a.data.device_type)
+      a.error("rear_port", `Rear port (${rp.name}) must belong to the same device type`);
     if (a.data.rear_port_position > rp.positions) {
-      a.error("rear_port_position", `Invalid rear port position (${a.data.rear_port_position}); rear port ${rp.name} has only ${rp.positions} positions`);
+      a.error(
+        "rear_port_position",
+        `Invalid rear port position (${a.data.rear_port_position}); rear port ${rp.name} has only ${rp.positions} positions`,
+      );
     }
   },
 });
@@ -391,7 +433,10 @@ export const rearPortTemplate = template({
   name: "rearporttemplate",
   verbose: "rear port template",
   path: "rear-port-templates",
-  fields: { type: f.choice(PORT_TYPES, { required: true }), positions: f.int({ default: 1, min: 1, max: 1024 }) },
+  fields: {
+    type: f.choice(PORT_TYPES, { required: true }),
+    positions: f.int({ default: 1, min: 1, max: 1024 }),
+  },
 });
 export const consolePortTemplate = template({
   name: "consoleporttemplate",
@@ -416,7 +461,8 @@ export const powerPortTemplate = template({
   },
   validate(a) {
     const { maximum_draw: max, allocated_draw: alloc } = a.data;
-    if (max != null && alloc != null && alloc > max) a.error("allocated_draw", `Allocated draw cannot exceed the maximum draw (${max}W).`);
+    if (max != null && alloc != null && alloc > max)
+      a.error("allocated_draw", `Allocated draw cannot exceed the maximum draw (${max}W).`);
   },
 });
 export const powerOutletTemplate = template({
@@ -425,14 +471,19 @@ export const powerOutletTemplate = template({
   path: "power-outlet-templates",
   fields: {
     type: f.choice(POWER_OUTLET_TYPES),
-    power_port: f.fk("dcim.powerporttemplate", "SET_NULL", { nullable: true, rejectNull: true, filterKey: "name" }),
+    power_port: f.fk("dcim.powerporttemplate", "SET_NULL", {
+      nullable: true,
+      rejectNull: true,
+      filterKey: "name",
+    }),
     feed_leg: f.choice(FEED_LEGS),
   },
   /** Nautobot 1.6 PowerOutletTemplate.clean(). */
   async validate(a) {
     if (!a.data.power_port) return;
     const pp = await a.get("dcim.powerporttemplate", a.data.power_port);
-    if (pp && pp.device_type !== a.data.device_type) a.error("power_port", `Parent power port (${pp.name}) must belong to the same device type`);
+    if (pp && pp.device_type !== a.data.device_type)
+      a.error("power_port", `Parent power port (${pp.name}) must belong to the same device type`);
   },
 });
 export const deviceBayTemplate = template({
@@ -444,7 +495,10 @@ export const deviceBayTemplate = template({
   async validate(a) {
     const dt = await a.get("dcim.devicetype", a.data.device_type);
     if (dt && dt.subdevice_role !== "parent") {
-      a.error("device_type", `Subdevice role of device type (${dt.model}) must be set to "parent" to allow device bays.`);
+      a.error(
+        "device_type",
+        `Subdevice role of device type (${dt.model}) must be set to "parent" to allow device bays.`,
+      );
     }
   },
 });

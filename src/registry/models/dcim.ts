@@ -3,8 +3,9 @@
  * manufacturers, platforms, device types, device roles, devices, virtual chassis, power panels/feeds,
  * cables (Nautobot 1.6 `dcim` app; shared/reference/nautobot-models.md §2A).
  */
-import { type Choices, defineModel, f, type ModelDef, type ValidateArgs } from "../meta.ts";
+
 import { NONCONNECTABLE_INTERFACE_TYPES } from "../choices/dcim.ts";
+import { type Choices, defineModel, f, type ModelDef, type ValidateArgs } from "../meta.ts";
 import { tenancyFilters } from "./tenancy.ts";
 
 export const RACK_TYPES: Choices = [
@@ -90,7 +91,10 @@ const locatable = {
 } as const;
 
 /** The site of a location: its own or the nearest ancestor's (Nautobot Location.base_site). */
-export async function baseSite(a: ValidateArgs, locationId: string | null | undefined): Promise<string | null> {
+export async function baseSite(
+  a: ValidateArgs,
+  locationId: string | null | undefined,
+): Promise<string | null> {
   let id = locationId ?? null;
   for (let guard = 0; id && guard < 50; guard++) {
     const loc = await a.get("dcim.location", id);
@@ -189,7 +193,18 @@ export const site = defineModel({
   },
   nested: ["name", "slug"],
   ordering: ["name"],
-  search: ["name", "facility", "description", "physical_address", "shipping_address", "contact_name", "contact_phone", "contact_email", "comments", "asn"],
+  search: [
+    "name",
+    "facility",
+    "description",
+    "physical_address",
+    "shipping_address",
+    "contact_name",
+    "contact_phone",
+    "contact_email",
+    "comments",
+    "asn",
+  ],
   features: ["statuses"],
   filters: {
     region_id: { kind: "path", path: "region", key: "id", tree: true },
@@ -245,14 +260,23 @@ export const locationType = defineModel({
       a.error("name", "This name is reserved for future use.");
     }
     if (a.before) {
-      if (a.before.parent !== a.data.parent && (await a.count("dcim.location", { location_type: a.data.id })) > 0) {
-        a.error("parent", "This LocationType currently has Locations using it, therefore its parent cannot be changed at this time.");
+      if (
+        a.before.parent !== a.data.parent &&
+        (await a.count("dcim.location", { location_type: a.data.id })) > 0
+      ) {
+        a.error(
+          "parent",
+          "This LocationType currently has Locations using it, therefore its parent cannot be changed at this time.",
+        );
       }
       if (a.before.nestable && !a.data.nestable) {
         const locs = await a.find("dcim.location", { location_type: a.data.id });
         for (const l of locs) {
           if (l.parent && locs.some((p) => p.id === l.parent)) {
-            a.error("nestable", "There are existing nested Locations of this type, so changing this Location Type to be non-nestable is not permitted.");
+            a.error(
+              "nestable",
+              "There are existing nested Locations of this type, so changing this Location Type to be non-nestable is not permitted.",
+            );
             break;
           }
         }
@@ -321,7 +345,10 @@ export const location = defineModel({
           a.error("site", "A Location cannot have both a parent Location and an associated Site.");
         }
       } else if (!d.site) {
-        a.error("site", `A Location of type ${lt.name} has no parent Location, and so must have an associated Site.`);
+        a.error(
+          "site",
+          `A Location of type ${lt.name} has no parent Location, and so must have an associated Site.`,
+        );
       }
     } else {
       if (d.site) a.error("site", `A Location of type ${lt.name} must not have an associated Site.`);
@@ -330,11 +357,16 @@ export const location = defineModel({
         a.error("parent", `A Location of type ${lt.name} must have a parent Location of type ${pt?.name}.`);
       } else if (parent.location_type !== lt.parent && !(lt.nestable && parent.location_type === lt.id)) {
         const pt = await a.get("dcim.locationtype", lt.parent);
-        a.error("parent", `A Location of type ${lt.name} can only have a Location of type ${pt?.name} as its parent.`);
+        a.error(
+          "parent",
+          `A Location of type ${lt.name} can only have a Location of type ${pt?.name} as its parent.`,
+        );
       }
     }
     if (!d.parent) {
-      const clash = (await a.find("dcim.location", { name: d.name, parent: null })).filter((x) => x.id !== d.id);
+      const clash = (await a.find("dcim.location", { name: d.name, parent: null })).filter(
+        (x) => x.id !== d.id,
+      );
       if (clash.length) a.error("name", "A root-level location with this name already exists.");
     }
     let p = d.parent as string | null;
@@ -381,7 +413,11 @@ export const rackGroup = defineModel({
   async validate(a) {
     if (a.data.parent) {
       const p = await a.get("dcim.rackgroup", a.data.parent);
-      if (p && p.site !== a.data.site) a.error("parent", `Parent rack group (${p.name}) must belong to the same site (${(await a.get("dcim.site", a.data.site))?.name}).`);
+      if (p && p.site !== a.data.site)
+        a.error(
+          "parent",
+          `Parent rack group (${p.name}) must belong to the same site (${(await a.get("dcim.site", a.data.site))?.name}).`,
+        );
     }
     await checkLocation(a, "dcim.rackgroup", "Rack groups");
   },
@@ -455,7 +491,11 @@ export const rack = defineModel({
     const d = a.data;
     if (d.group) {
       const g = await a.get("dcim.rackgroup", d.group);
-      if (g && g.site !== d.site) a.error("group", `Assigned rack group must belong to parent site (${(await a.get("dcim.site", d.site))?.name}).`);
+      if (g && g.site !== d.site)
+        a.error(
+          "group",
+          `Assigned rack group must belong to parent site (${(await a.get("dcim.site", d.site))?.name}).`,
+        );
       if (g?.location && d.location && g.location !== d.location) {
         let p: string | null = d.location;
         let ok = false;
@@ -463,7 +503,8 @@ export const rack = defineModel({
           if (p === g.location) ok = true;
           p = ((await a.get("dcim.location", p))?.parent as string | null) ?? null;
         }
-        if (!ok) a.error("location", `Location must be the same as, or a descendant of, the rack group's location.`);
+        if (!ok)
+          a.error("location", `Location must be the same as, or a descendant of, the rack group's location.`);
       }
     }
     await checkLocation(a, "dcim.rack", "Racks");
@@ -507,7 +548,11 @@ export const rackReservation = defineModel({
   display: (_r, rel) => `Reservation for rack ${rel.rack?.display ?? ""}`,
   ordering: ["created"],
   search: ["description"],
-  filters: { site_id: { kind: "path", path: "rack.site", key: "id" }, site: { kind: "path", path: "rack.site", key: "slug" }, ...tenancyFilters },
+  filters: {
+    site_id: { kind: "path", path: "rack.site", key: "id" },
+    site: { kind: "path", path: "rack.site", key: "slug" },
+    ...tenancyFilters,
+  },
   /** Nautobot 1.6 RackReservation.clean(): units exist in the rack and are not already reserved. */
   async validate(a) {
     const r = await a.get("dcim.rack", a.data.rack);
@@ -519,7 +564,8 @@ export const rackReservation = defineModel({
       const others = (await a.find("dcim.rackreservation", { rack: r.id })).filter((x) => x.id !== a.data.id);
       const taken = new Set(others.flatMap((o) => o.units as number[]));
       const clash = units.filter((u) => taken.has(u));
-      if (clash.length) a.error("units", `The following units have already been reserved: ${clash.join(", ")}`);
+      if (clash.length)
+        a.error("units", `The following units have already been reserved: ${clash.join(", ")}`);
     }
   },
 });
@@ -605,7 +651,12 @@ export const deviceType = defineModel({
   uniqueTogether: [{ fields: ["manufacturer", "model"] }, { fields: ["manufacturer", "slug"] }],
   filters: {
     has_instances: { kind: "has", model: "dcim.device", via: "device_type" },
-    interface_templates: { kind: "reverse", model: "dcim.interfacetemplate", via: "device_type", key: "name" },
+    interface_templates: {
+      kind: "reverse",
+      model: "dcim.interfacetemplate",
+      via: "device_type",
+      key: "name",
+    },
     has_interface_templates: { kind: "has", model: "dcim.interfacetemplate", via: "device_type" },
   },
   /** Nautobot 1.6 DeviceType.clean(). */
@@ -617,11 +668,17 @@ export const deviceType = defineModel({
     if (a.before) {
       const racked = (await a.find("dcim.device", { device_type: d.id })).filter((x) => x.position != null);
       if (d.u_height === 0 && racked.length) {
-        a.error("u_height", `Unable to set 0U height: Found ${racked.length} instances already mounted within racks.`);
+        a.error(
+          "u_height",
+          `Unable to set 0U height: Found ${racked.length} instances already mounted within racks.`,
+        );
       }
       if (a.before.subdevice_role === "parent" && d.subdevice_role !== "parent") {
         if ((await a.count("dcim.devicebaytemplate", { device_type: d.id })) > 0) {
-          a.error("subdevice_role", "Must delete all device bay templates associated with this device before declassifying it as a parent device.");
+          a.error(
+            "subdevice_role",
+            "Must delete all device bay templates associated with this device before declassifying it as a parent device.",
+          );
         }
       }
     }
@@ -654,7 +711,12 @@ export const deviceRole = defineModel({
 });
 
 /** Primary IP rules shared by devices and VMs (Nautobot Device.clean / VirtualMachine.clean). */
-export async function checkPrimaryIps(a: ValidateArgs, ifaceModel: string, ownerField: string, familyCheck: boolean): Promise<void> {
+export async function checkPrimaryIps(
+  a: ValidateArgs,
+  ifaceModel: string,
+  ownerField: string,
+  familyCheck: boolean,
+): Promise<void> {
   for (const [field, fam] of [
     ["primary_ip4", 4],
     ["primary_ip6", 6],
@@ -684,7 +746,10 @@ export async function checkPrimaryIps(a: ValidateArgs, ifaceModel: string, owner
       }
     }
     if (!ok) {
-      a.error(field, `The specified IP address (${ip.address}) is not assigned to this ${ifaceModel === "dcim.interface" ? "device" : "VM"}.`);
+      a.error(
+        field,
+        `The specified IP address (${ip.address}) is not assigned to this ${ifaceModel === "dcim.interface" ? "device" : "VM"}.`,
+      );
     }
   }
 }
@@ -728,11 +793,20 @@ export const device = defineModel({
   nested: ["name"],
   displayUses: ["device_type", "virtual_chassis"],
   display: (r, rel) =>
-    r.name ? r.name : rel.virtual_chassis ? `${rel.virtual_chassis.name}:${r.vc_position} (${r.id})` : `${rel.device_type?.display ?? ""} (${r.id})`,
+    r.name
+      ? r.name
+      : rel.virtual_chassis
+        ? `${rel.virtual_chassis.name}:${r.vc_position} (${r.id})`
+        : `${rel.device_type?.display ?? ""} (${r.id})`,
   ordering: ["name", "id"],
   search: ["name", "serial", "asset_tag", "comments"],
   uniqueTogether: [
-    { fields: ["site", "tenant", "name"], message: "A device with this name already exists.", errorKey: "__all__", skipNulls: false },
+    {
+      fields: ["site", "tenant", "name"],
+      message: "A device with this name already exists.",
+      errorKey: "__all__",
+      skipNulls: false,
+    },
     { fields: ["virtual_chassis", "vc_position"] },
   ],
   features: ["statuses", "locations"],
@@ -760,8 +834,16 @@ export const device = defineModel({
     const d = a.data;
     if (d.rack) {
       const r = await a.get("dcim.rack", d.rack);
-      if (r && r.site !== d.site) a.error("rack", `Rack ${r.name} does not belong to site ${(await a.get("dcim.site", d.site))?.name}.`);
-      if (r?.location && d.location && r.location !== d.location) a.error("rack", `Rack ${r.name} does not belong to location ${(await a.get("dcim.location", d.location))?.name}.`);
+      if (r && r.site !== d.site)
+        a.error(
+          "rack",
+          `Rack ${r.name} does not belong to site ${(await a.get("dcim.site", d.site))?.name}.`,
+        );
+      if (r?.location && d.location && r.location !== d.location)
+        a.error(
+          "rack",
+          `Rack ${r.name} does not belong to location ${(await a.get("dcim.location", d.location))?.name}.`,
+        );
     } else {
       if (d.face) a.error("face", "Cannot select a rack face without assigning a rack.");
       if (d.position) a.error("position", "Cannot select a rack position without assigning a rack.");
@@ -774,25 +856,42 @@ export const device = defineModel({
         a.error("position", `A U0 device type (${dt.model}) cannot be assigned to a rack position.`);
       }
       if (dt.subdevice_role === "child") {
-        if (d.face) a.error("face", `Child device types cannot be assigned to a rack face. This is an attribute of the parent device.`);
-        if (d.position) a.error("position", `Child device types cannot be assigned to a rack position. This is an attribute of the parent device.`);
+        if (d.face)
+          a.error(
+            "face",
+            `Child device types cannot be assigned to a rack face. This is an attribute of the parent device.`,
+          );
+        if (d.position)
+          a.error(
+            "position",
+            `Child device types cannot be assigned to a rack position. This is an attribute of the parent device.`,
+          );
       }
       if (d.rack && d.position && d.face && dt.u_height > 0) {
         const want = new Set<number>();
         for (let u = d.position; u < d.position + dt.u_height; u++) want.add(u);
         const rackRow = await a.get("dcim.rack", d.rack);
         if (rackRow && d.position + dt.u_height - 1 > rackRow.u_height) {
-          a.error("position", `U${d.position} is already occupied or does not have sufficient space to accommodate this device type: ${dt.model} (${dt.u_height}U)`);
+          a.error(
+            "position",
+            `U${d.position} is already occupied or does not have sufficient space to accommodate this device type: ${dt.model} (${dt.u_height}U)`,
+          );
         } else {
-          const others = (await a.find("dcim.device", { rack: d.rack }, 10000)).filter((o) => o.id !== d.id && o.position != null);
+          const others = (await a.find("dcim.device", { rack: d.rack }, 10000)).filter(
+            (o) => o.id !== d.id && o.position != null,
+          );
           for (const o of others) {
             const odt = await a.get("dcim.devicetype", o.device_type);
             const sameFace = o.face === d.face || dt.is_full_depth || odt?.is_full_depth;
             if (!sameFace || !odt) continue;
             let clash = false;
-            for (let u = o.position; u < o.position + Math.max(odt.u_height, 1); u++) if (want.has(u)) clash = true;
+            for (let u = o.position; u < o.position + Math.max(odt.u_height, 1); u++)
+              if (want.has(u)) clash = true;
             if (clash) {
-              a.error("position", `U${d.position} is already occupied or does not have sufficient space to accommodate this device type: ${dt.model} (${dt.u_height}U)`);
+              a.error(
+                "position",
+                `U${d.position} is already occupied or does not have sufficient space to accommodate this device type: ${dt.model} (${dt.u_height}U)`,
+              );
               break;
             }
           }
@@ -802,23 +901,36 @@ export const device = defineModel({
         const p = await a.get("dcim.platform", d.platform);
         if (p?.manufacturer && p.manufacturer !== dt.manufacturer) {
           const m = await a.get("dcim.manufacturer", p.manufacturer);
-          a.error("platform", `The assigned platform is limited to ${m?.name} device types, but this device's type belongs to ${(await a.get("dcim.manufacturer", dt.manufacturer))?.name}.`);
+          a.error(
+            "platform",
+            `The assigned platform is limited to ${m?.name} device types, but this device's type belongs to ${(await a.get("dcim.manufacturer", dt.manufacturer))?.name}.`,
+          );
         }
       }
     }
     if (d.cluster) {
       const c = await a.get("virtualization.cluster", d.cluster);
-      if (c?.site && c.site !== d.site) a.error("cluster", `The assigned cluster belongs to a different site (${(await a.get("dcim.site", c.site))?.name})`);
+      if (c?.site && c.site !== d.site)
+        a.error(
+          "cluster",
+          `The assigned cluster belongs to a different site (${(await a.get("dcim.site", c.site))?.name})`,
+        );
     }
     if (d.virtual_chassis && d.vc_position == null) {
       a.error("vc_position", "A device assigned to a virtual chassis must have its position defined.");
     }
     if (a.before?.virtual_chassis && a.before.virtual_chassis !== d.virtual_chassis) {
       const vc = await a.get("dcim.virtualchassis", a.before.virtual_chassis);
-      if (vc?.master === d.id) a.error("virtual_chassis", `The master device for the virtual chassis (${vc?.name}) may not be removed`);
+      if (vc?.master === d.id)
+        a.error(
+          "virtual_chassis",
+          `The master device for the virtual chassis (${vc?.name}) may not be removed`,
+        );
     }
     if (d.name && !d.tenant) {
-      const same = (await a.find("dcim.device", { site: d.site, name: d.name, tenant: null })).filter((x) => x.id !== d.id);
+      const same = (await a.find("dcim.device", { site: d.site, name: d.name, tenant: null })).filter(
+        (x) => x.id !== d.id,
+      );
       if (same.length) a.error("__all__", "A device with this name already exists.");
     }
     await checkPrimaryIps(a, "dcim.interface", "device", true);
@@ -853,7 +965,8 @@ export const virtualChassis = defineModel({
   async validate(a) {
     if (a.before && a.data.master) {
       const m = await a.get("dcim.device", a.data.master);
-      if (m && m.virtual_chassis !== a.data.id) a.error("master", `The selected master (${m.name}) is not assigned to this virtual chassis.`);
+      if (m && m.virtual_chassis !== a.data.id)
+        a.error("master", `The selected master (${m.name}) is not assigned to this virtual chassis.`);
     }
   },
 });
@@ -883,7 +996,8 @@ export const powerPanel = defineModel({
   async validate(a) {
     if (a.data.rack_group) {
       const g = await a.get("dcim.rackgroup", a.data.rack_group);
-      if (g && g.site !== a.data.site) a.error("rack_group", `Rack group ${g.name} (${g.site}) is in a different site than ${a.data.site}`);
+      if (g && g.site !== a.data.site)
+        a.error("rack_group", `Rack group ${g.name} (${g.site}) is in a different site than ${a.data.site}`);
     }
     await checkLocation(a, "dcim.powerpanel", "Power panels");
   },
@@ -931,23 +1045,47 @@ export const powerFeed = defineModel({
     if (a.data.rack) {
       const r = await a.get("dcim.rack", a.data.rack);
       const p = await a.get("dcim.powerpanel", a.data.power_panel);
-      if (r && p && r.site !== p.site) a.error("rack", `Rack ${r.name} (${r.site}) and power panel ${p.name} (${p.site}) are in different sites`);
+      if (r && p && r.site !== p.site)
+        a.error(
+          "rack",
+          `Rack ${r.name} (${r.site}) and power panel ${p.name} (${p.site}) are in different sites`,
+        );
     }
-    if (a.data.supply === "dc" && a.data.phase === "three-phase") a.error("supply", "DC cannot be used with three-phase.");
+    if (a.data.supply === "dc" && a.data.phase === "three-phase")
+      a.error("supply", "DC cannot be used with three-phase.");
   },
 });
 
 /** Cable end compatibility (Nautobot dcim/constants.py COMPATIBLE_TERMINATION_TYPES). */
 export const COMPATIBLE_TERMINATIONS: Record<string, string[]> = {
-  "circuits.circuittermination": ["dcim.interface", "dcim.frontport", "dcim.rearport", "circuits.circuittermination"],
+  "circuits.circuittermination": [
+    "dcim.interface",
+    "dcim.frontport",
+    "dcim.rearport",
+    "circuits.circuittermination",
+  ],
   "dcim.consoleport": ["dcim.consoleserverport", "dcim.frontport", "dcim.rearport"],
   "dcim.consoleserverport": ["dcim.consoleport", "dcim.frontport", "dcim.rearport"],
   "dcim.interface": ["dcim.interface", "circuits.circuittermination", "dcim.frontport", "dcim.rearport"],
-  "dcim.frontport": ["dcim.consoleport", "dcim.consoleserverport", "dcim.interface", "dcim.frontport", "dcim.rearport", "circuits.circuittermination"],
+  "dcim.frontport": [
+    "dcim.consoleport",
+    "dcim.consoleserverport",
+    "dcim.interface",
+    "dcim.frontport",
+    "dcim.rearport",
+    "circuits.circuittermination",
+  ],
   "dcim.powerfeed": ["dcim.powerport"],
   "dcim.poweroutlet": ["dcim.powerport"],
   "dcim.powerport": ["dcim.poweroutlet", "dcim.powerfeed"],
-  "dcim.rearport": ["dcim.consoleport", "dcim.consoleserverport", "dcim.interface", "dcim.frontport", "dcim.rearport", "circuits.circuittermination"],
+  "dcim.rearport": [
+    "dcim.consoleport",
+    "dcim.consoleserverport",
+    "dcim.interface",
+    "dcim.frontport",
+    "dcim.rearport",
+    "circuits.circuittermination",
+  ],
 };
 
 export const cable = defineModel({
@@ -985,8 +1123,14 @@ export const cable = defineModel({
     const d = a.data;
     if (a.before) {
       for (const end of ["a", "b"]) {
-        if (a.before[`termination_${end}_type`] !== d[`termination_${end}_type`] || a.before[`termination_${end}_id`] !== d[`termination_${end}_id`]) {
-          a.error(`termination_${end}`, `Cannot modify termination ${end.toUpperCase()} of a connected cable. Delete and recreate the cable instead.`);
+        if (
+          a.before[`termination_${end}_type`] !== d[`termination_${end}_type`] ||
+          a.before[`termination_${end}_id`] !== d[`termination_${end}_id`]
+        ) {
+          a.error(
+            `termination_${end}`,
+            `Cannot modify termination ${end.toUpperCase()} of a connected cable. Delete and recreate the cable instead.`,
+          );
         }
       }
       return;
@@ -1012,7 +1156,10 @@ export const cable = defineModel({
         a.error(`termination_${end}_id`, "Cables cannot be terminated to a Provider Network.");
       }
       if (t.cable && t.cable !== d.id) {
-        a.error(`termination_${end}_id`, `${t.name ?? t.term_side ?? id} already has a cable attached (#${t.cable})`);
+        a.error(
+          `termination_${end}_id`,
+          `${t.name ?? t.term_side ?? id} already has a cable attached (#${t.cable})`,
+        );
       }
       ends.push(t);
     }
@@ -1026,14 +1173,27 @@ export const cable = defineModel({
     }
     const [ea, eb] = ends;
     if (ea && eb) {
-      if (ta === "dcim.rearport" && tb === "dcim.rearport" && ea.positions > 1 && eb.positions > 1 && ea.positions !== eb.positions) {
-        a.error("termination_b_id", `${ea.name} has ${ea.positions} position(s) but ${eb.name} has ${eb.positions}. Both terminations must have the same number of positions (if greater than one).`);
+      if (
+        ta === "dcim.rearport" &&
+        tb === "dcim.rearport" &&
+        ea.positions > 1 &&
+        eb.positions > 1 &&
+        ea.positions !== eb.positions
+      ) {
+        a.error(
+          "termination_b_id",
+          `${ea.name} has ${ea.positions} position(s) but ${eb.name} has ${eb.positions}. Both terminations must have the same number of positions (if greater than one).`,
+        );
       }
-      if ((ta === "dcim.frontport" && tb === "dcim.rearport" && ea.rear_port === eb.id) || (tb === "dcim.frontport" && ta === "dcim.rearport" && eb.rear_port === ea.id)) {
+      if (
+        (ta === "dcim.frontport" && tb === "dcim.rearport" && ea.rear_port === eb.id) ||
+        (tb === "dcim.frontport" && ta === "dcim.rearport" && eb.rear_port === ea.id)
+      ) {
         a.error("termination_b_id", "A front port cannot be connected to its corresponding rear port");
       }
     }
-    if (d.length != null && !d.length_unit) a.error("length_unit", "Must specify a unit when setting a cable length");
+    if (d.length != null && !d.length_unit)
+      a.error("length_unit", "Must specify a unit when setting a cable length");
     if (d.length == null) d.length_unit = "";
   },
 });

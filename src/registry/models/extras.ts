@@ -87,7 +87,11 @@ export const customField = defineModel({
   fields: {
     content_types: f.cts("custom_fields", { required: true }),
     type: f.choice(CUSTOM_FIELD_TYPES, { required: true }),
-    name: f.str(50, { required: true, unique: true, pattern: [/^[a-z0-9_]+$/i, "Only alphanumeric characters and underscores are allowed."] }),
+    name: f.str(50, {
+      required: true,
+      unique: true,
+      pattern: [/^[a-z0-9_]+$/i, "Only alphanumeric characters and underscores are allowed."],
+    }),
     label: f.str(50, { default: "" }),
     slug: { ...f.slug("name", { max: 50, underscore: true, unique: true }) },
     description: f.description(),
@@ -208,7 +212,8 @@ export const objectChange = defineModel({
     object_data: f.json({ readOnly: true }),
   },
   nested: [],
-  display: (r) => `${r.changed_object_type} ${r.object_repr} ${r.action === "create" ? "created" : r.action === "update" ? "updated" : "deleted"} by ${r.user_name}`,
+  display: (r) =>
+    `${r.changed_object_type} ${r.object_repr} ${r.action === "create" ? "created" : r.action === "update" ? "updated" : "deleted"} by ${r.user_name}`,
   ordering: ["-time"],
   search: ["user_name", "object_repr"],
 });
@@ -231,4 +236,12 @@ export const contentType = defineModel({
   search: ["app_label", "model"],
 });
 
-export const models: ModelDef[] = [status, tag, customField, configContext, webhook, objectChange, contentType];
+export const models: ModelDef[] = [
+  status,
+  tag,
+  customField,
+  configContext,
+  webhook,
+  objectChange,
+  contentType,
+];

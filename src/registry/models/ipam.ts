@@ -93,11 +93,17 @@ export const aggregate = defineModel({
       if (other.id === a.data.id) continue;
       const o = parseCidr(other.prefix);
       if (containsCidr(o, me)) {
-        a.error("prefix", `Aggregates cannot overlap. ${a.data.prefix} is already covered by an existing aggregate (${other.prefix}).`);
+        a.error(
+          "prefix",
+          `Aggregates cannot overlap. ${a.data.prefix} is already covered by an existing aggregate (${other.prefix}).`,
+        );
         return;
       }
       if (containsCidr(me, o)) {
-        a.error("prefix", `Aggregates cannot overlap. ${a.data.prefix} covers an existing aggregate (${other.prefix}).`);
+        a.error(
+          "prefix",
+          `Aggregates cannot overlap. ${a.data.prefix} covers an existing aggregate (${other.prefix}).`,
+        );
         return;
       }
     }
@@ -213,7 +219,9 @@ export const prefix = defineModel({
     rejectZero(a, "prefix", "prefix");
     const { on, vrfName } = await enforced(a);
     if (on) {
-      const dup = (await a.find("ipam.prefix", { prefix: a.data.prefix, vrf: a.data.vrf ?? null })).filter((x) => x.id !== a.data.id);
+      const dup = (await a.find("ipam.prefix", { prefix: a.data.prefix, vrf: a.data.vrf ?? null })).filter(
+        (x) => x.id !== a.data.id,
+      );
       if (dup.length) a.error("prefix", `Duplicate prefix found in ${vrfName}: ${dup[0]!.prefix}`);
     }
     await checkLocation(a, "ipam.prefix", "Prefixes");
@@ -236,10 +244,19 @@ export const ipAddress = defineModel({
     tenant: f.ofk("tenancy.tenant", "PROTECT"),
     status: f.status(),
     role: f.choice(IP_ROLES),
-    assigned_object: f.gfk(["dcim.interface", "virtualization.vminterface"], "CASCADE", { nullable: true, unchecked: true }),
+    assigned_object: f.gfk(["dcim.interface", "virtualization.vminterface"], "CASCADE", {
+      nullable: true,
+      unchecked: true,
+    }),
     nat_inside: f.ofk("ipam.ipaddress", "SET_NULL", { filterKey: false }),
     nat_outside: f.computed("nat_outside", { type: "nested object" }),
-    dns_name: f.str(255, { default: "", pattern: [/^[0-9A-Za-z._-]+$/, "Only alphanumeric characters, hyphens, periods, and underscores are allowed in DNS names"] }),
+    dns_name: f.str(255, {
+      default: "",
+      pattern: [
+        /^[0-9A-Za-z._-]+$/,
+        "Only alphanumeric characters, hyphens, periods, and underscores are allowed in DNS names",
+      ],
+    }),
     description: f.description(),
   },
   nested: ["family", "address"],
@@ -269,26 +286,45 @@ export const ipAddress = defineModel({
   async validate(a) {
     const d = a.data;
     rejectZero(a, "address", "IP address");
-    if (d.status === "slaac" && !String(d.address).includes(":")) a.error("status", "Only IPv6 addresses can be assigned SLAAC status");
+    if (d.status === "slaac" && !String(d.address).includes(":"))
+      a.error("status", "Only IPv6 addresses can be assigned SLAAC status");
     const { on, vrfName } = await enforced(a);
     if (on && !UNIQUE_EXEMPT_ROLES.has(d.role)) {
       const c = parseCidr(d.address);
-      const same = (await a.find("ipam.ipaddress", { vrf: d.vrf ?? null, address_family: c.family, address_host: ipKey(c.family, c.hostInt) }, 10)).filter(
-        (x) => x.id !== d.id,
-      );
+      const same = (
+        await a.find(
+          "ipam.ipaddress",
+          { vrf: d.vrf ?? null, address_family: c.family, address_host: ipKey(c.family, c.hostInt) },
+          10,
+        )
+      ).filter((x) => x.id !== d.id);
       if (same.length) a.error("address", `Duplicate IP address found in ${vrfName}: ${same[0]!.address}`);
     }
-    if (a.before && a.before.assigned_object_id && (a.before.assigned_object_id !== d.assigned_object_id || a.before.assigned_object_type !== d.assigned_object_type)) {
-      const ownerKind = a.before.assigned_object_type === "dcim.interface" ? ["dcim.device", "dcim.interface", "device"] : ["virtualization.virtualmachine", "virtualization.vminterface", "virtual_machine"];
+    if (
+      a.before?.assigned_object_id &&
+      (a.before.assigned_object_id !== d.assigned_object_id ||
+        a.before.assigned_object_type !== d.assigned_object_type)
+    ) {
+      const ownerKind =
+        a.before.assigned_object_type === "dcim.interface"
+          ? ["dcim.device", "dcim.interface", "device"]
+          : ["virtualization.virtualmachine", "virtualization.vminterface", "virtual_machine"];
       const [ownerModel, ifaceModel, ownerField] = ownerKind as [string, string, string];
-      const owners = [...(await a.find(ownerModel, { primary_ip4: d.id })), ...(await a.find(ownerModel, { primary_ip6: d.id }))];
+      const owners = [
+        ...(await a.find(ownerModel, { primary_ip4: d.id })),
+        ...(await a.find(ownerModel, { primary_ip6: d.id })),
+      ];
       for (const owner of owners) {
         let stillMine = false;
         if (d.assigned_object_type === ifaceModel && d.assigned_object_id) {
           const iface = await a.get(ifaceModel, d.assigned_object_id);
           stillMine = iface?.[ownerField] === owner.id;
         }
-        if (!stillMine) a.error("assigned_object", `IP address is primary for ${ownerModel === "dcim.device" ? "device" : "virtual machine"} ${owner.name} but not assigned to it!`);
+        if (!stillMine)
+          a.error(
+            "assigned_object",
+            `IP address is primary for ${ownerModel === "dcim.device" ? "device" : "virtual machine"} ${owner.name} but not assigned to it!`,
+          );
       }
     }
   },
@@ -367,7 +403,11 @@ export const vlan = defineModel({
           if (p === g.location) ok = true;
           p = ((await a.get("dcim.location", p))?.parent as string | null) ?? null;
         }
-        if (!ok) a.error("location", "The assigned location must belong to the VLAN group's location or a descendant of it.");
+        if (!ok)
+          a.error(
+            "location",
+            "The assigned location must belong to the VLAN group's location or a descendant of it.",
+          );
       }
     }
     await checkLocation(a, "ipam.vlan", "VLANs");
@@ -414,10 +454,23 @@ export const service = defineModel({
   filters: { port: { kind: "custom", fn: "service_port" } },
   /** Nautobot 1.6 Service.clean(): exactly one parent. */
   validate(a) {
-    if (a.data.device && a.data.virtual_machine) a.error("__all__", "A service cannot be associated with both a device and a virtual machine.");
-    if (!a.data.device && !a.data.virtual_machine) a.error("__all__", "A service must be associated with either a device or a virtual machine.");
+    if (a.data.device && a.data.virtual_machine)
+      a.error("__all__", "A service cannot be associated with both a device and a virtual machine.");
+    if (!a.data.device && !a.data.virtual_machine)
+      a.error("__all__", "A service must be associated with either a device or a virtual machine.");
     if (Array.isArray(a.data.ports) && a.data.ports.length === 0) a.error("ports", "This field is required.");
   },
 });
 
-export const models: ModelDef[] = [rir, aggregate, routeTarget, vrf, role, prefix, ipAddress, vlanGroup, vlan, service];
+export const models: ModelDef[] = [
+  rir,
+  aggregate,
+  routeTarget,
+  vrf,
+  role,
+  prefix,
+  ipAddress,
+  vlanGroup,
+  vlan,
+  service,
+];

@@ -14,7 +14,10 @@ export const user = defineModel({
     username: f.str(150, {
       required: true,
       unique: true,
-      pattern: [/^[\w.@+-]+$/, "Enter a valid username. This value may contain only letters, numbers, and @/./+/-/_ characters."],
+      pattern: [
+        /^[\w.@+-]+$/,
+        "Enter a valid username. This value may contain only letters, numbers, and @/./+/-/_ characters.",
+      ],
     }),
     password: f.str(128, { required: true, writeOnly: true, noFilter: true }),
     first_name: f.str(150, { default: "" }),

@@ -63,10 +63,15 @@ export const cluster = defineModel({
   async validate(a) {
     await checkLocation(a, "virtualization.cluster", "Clusters");
     if (a.before && a.data.site) {
-      const bad = (await a.find("dcim.device", { cluster: a.data.id })).filter((dv) => dv.site !== a.data.site);
+      const bad = (await a.find("dcim.device", { cluster: a.data.id })).filter(
+        (dv) => dv.site !== a.data.site,
+      );
       if (bad.length) {
         const s = await a.get("dcim.site", a.data.site);
-        a.error("site", `${bad.length} devices are assigned as hosts for this cluster but are not in site ${s?.name}`);
+        a.error(
+          "site",
+          `${bad.length} devices are assigned as hosts for this cluster but are not in site ${s?.name}`,
+        );
       }
     }
   },
@@ -104,7 +109,14 @@ export const virtualMachine = defineModel({
   ordering: ["name"],
   search: ["name", "comments"],
   features: ["statuses"],
-  uniqueTogether: [{ fields: ["cluster", "tenant", "name"], message: "A virtual machine with this name already exists in the assigned cluster.", errorKey: "__all__", skipNulls: false }],
+  uniqueTogether: [
+    {
+      fields: ["cluster", "tenant", "name"],
+      message: "A virtual machine with this name already exists in the assigned cluster.",
+      errorKey: "__all__",
+      skipNulls: false,
+    },
+  ],
   filters: {
     cluster_group_id: { kind: "path", path: "cluster.group", key: "id" },
     cluster_group: { kind: "path", path: "cluster.group", key: "slug" },
@@ -121,8 +133,15 @@ export const virtualMachine = defineModel({
   /** Nautobot 1.6 VirtualMachine.clean()/validate_unique(). */
   async validate(a) {
     if (a.data.name && !a.data.tenant) {
-      const same = (await a.find("virtualization.virtualmachine", { cluster: a.data.cluster, name: a.data.name, tenant: null })).filter((x) => x.id !== a.data.id);
-      if (same.length) a.error("__all__", "A virtual machine with this name already exists in the assigned cluster.");
+      const same = (
+        await a.find("virtualization.virtualmachine", {
+          cluster: a.data.cluster,
+          name: a.data.name,
+          tenant: null,
+        })
+      ).filter((x) => x.id !== a.data.id);
+      if (same.length)
+        a.error("__all__", "A virtual machine with this name already exists in the assigned cluster.");
     }
     await checkPrimaryIps(a, "virtualization.vminterface", "virtual_machine", false);
   },
