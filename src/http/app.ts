@@ -117,7 +117,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
 
   const ctxFor = (req: FastifyRequest): Ctx =>
-    makeCtx({ store, reg, settings, baseUrl: baseUrl(req), actor: req.auth.actor });
+    makeCtx({
+      store,
+      reg,
+      settings,
+      baseUrl: baseUrl(req),
+      actor: req.auth.actor,
+      cached: req.method === "GET" || req.method === "HEAD",
+    });
 
   const send = (req: FastifyRequest, reply: FastifyReply, status: number, body: unknown) => {
     reply.code(status).header("Content-Type", "application/json");

@@ -139,15 +139,6 @@ async function ancestors(
 /** Rendered config context (Nautobot ConfigContextModel.get_config_context), set-wise. */
 async function configContext(ctx: Ctx, model: Model, rows: readonly Row[]): Promise<unknown[]> {
   const local = (r: Row) => (r.local_context_data ? JSON.parse(r.local_context_data) : null);
-  const contexts = await ctx.db
-    .selectFrom("extras_configcontext")
-    .selectAll()
-    .where("is_active", "=", true)
-    .orderBy("weight")
-    .orderBy("name")
-    .execute();
-  if (!contexts.length) return rows.map((r) => local(r) ?? {});
-  const ccModel = ctx.reg.get("extras.configcontext");
   const crit = [
     "regions",
     "sites",
@@ -161,13 +152,31 @@ async function configContext(ctx: Ctx, model: Model, rows: readonly Row[]): Prom
     "tenants",
     "tags",
   ];
-  const assign = new Map<string, Map<string, Set<string>>>();
-  for (const c of crit) {
-    const links = await ctx.db.selectFrom(`${ccModel.table}_${c}`).selectAll().execute();
-    const m = new Map<string, Set<string>>();
-    for (const l of links) m.set(l.source_id, (m.get(l.source_id) ?? new Set()).add(l.target_id));
-    assign.set(c, m);
+  let loaded = ctx.memo.get("configContexts") as
+    | { contexts: Row[]; assign: Map<string, Map<string, Set<string>>> }
+    | undefined;
+  if (!loaded) {
+    const found = await ctx.db
+      .selectFrom("extras_configcontext")
+      .selectAll()
+      .where("is_active", "=", true)
+      .orderBy("weight")
+      .orderBy("name")
+      .execute();
+    const ccModel = ctx.reg.get("extras.configcontext");
+    const links = new Map<string, Map<string, Set<string>>>();
+    for (const c of found.length ? crit : []) {
+      const m = new Map<string, Set<string>>();
+      for (const l of await ctx.db.selectFrom(`${ccModel.table}_${c}`).selectAll().execute()) {
+        m.set(l.source_id, (m.get(l.source_id) ?? new Set()).add(l.target_id));
+      }
+      links.set(c, m);
+    }
+    loaded = { contexts: found, assign: links };
+    ctx.memo.set("configContexts", loaded);
   }
+  const { contexts, assign } = loaded;
+  if (!contexts.length) return rows.map((r) => local(r) ?? {});
   const isDevice = model.key === "dcim.device";
   const clusters = await rowsById(
     ctx,
@@ -293,13 +302,18 @@ const LOADERS: Record<string, Loader> = {
   config_context: (ctx, model, rows) => configContext(ctx, model, rows),
   parent_device: async (ctx, _model, rows) => {
     const bayModel = ctx.reg.get("dcim.devicebay");
-    const bays = await rowsWhereIn(
-      ctx,
-      bayModel,
-      "installed_device_id",
-      rows.map((r) => r.id),
-    );
-    const byChild = new Map(bays.map((b) => [b.installed_device_id as string, b]));
+    let installed = ctx.memo.get("installedBays") as Map<string, Row> | undefined;
+    if (!installed) {
+      const all = await ctx.db
+        .selectFrom(bayModel.table)
+        .selectAll()
+        .where("installed_device_id", "is not", null)
+        .execute();
+      installed = new Map(all.map((b) => [b.installed_device_id as string, b]));
+      ctx.memo.set("installedBays", installed);
+    }
+    const byChild = installed;
+    const bays = rows.map((r) => byChild.get(r.id)).filter((b): b is Row => !!b);
     const devices = await nestedFor(
       ctx,
       ctx.reg.get("dcim.device"),

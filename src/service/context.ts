@@ -39,6 +39,29 @@ export interface Ctx {
   freshTokenKeys: Map<string, string>;
 }
 
+/** Caches shared by read requests while the store's data token is unchanged. */
+interface SharedCache {
+  token: string;
+  nested: Map<string, Map<string, Map<string, Record<string, unknown>>>>;
+  memo: Map<string, unknown>;
+}
+const shared = new WeakMap<Store, SharedCache>();
+
+/**
+ * The cross-request read cache of a store, valid for the current data token; undefined when the
+ * engine gives no token (every request then starts empty).
+ */
+function sharedFor(store: Store): SharedCache | undefined {
+  const token = store.dataToken();
+  if (token === undefined) return undefined;
+  let c = shared.get(store);
+  if (!c || c.token !== token) {
+    c = { token, nested: new Map(), memo: new Map() };
+    shared.set(store, c);
+  }
+  return c;
+}
+
 /** Make a context. */
 export function makeCtx(args: {
   store: Store;
@@ -46,7 +69,16 @@ export function makeCtx(args: {
   settings: ServiceSettings;
   baseUrl?: string;
   actor?: Actor | undefined;
+  /** Use the cross-request read cache (read-only requests). */
+  cached?: boolean;
 }): Ctx {
+  const cache = args.cached ? sharedFor(args.store) : undefined;
+  let nested = new Map<string, Map<string, Record<string, unknown>>>();
+  if (cache) {
+    const key = args.baseUrl ?? "";
+    nested = cache.nested.get(key) ?? nested;
+    cache.nested.set(key, nested);
+  }
   return {
     store: args.store,
     db: args.store.db,
@@ -55,8 +87,8 @@ export function makeCtx(args: {
     baseUrl: args.baseUrl ?? "",
     actor: args.actor,
     requestId: randomUUID(),
-    nestedCache: new Map(),
-    memo: new Map(),
+    nestedCache: nested,
+    memo: cache ? cache.memo : new Map(),
     freshTokenKeys: new Map(),
   };
 }

@@ -11,7 +11,7 @@ import type { Model } from "../registry/index.ts";
 import { orderColumns } from "../store/ordering.ts";
 import type { Ctx } from "./context.ts";
 import { NotFoundError, ValidationError } from "./errors.ts";
-import type { Row } from "./rows.ts";
+import { type Row, rowsWhereIn } from "./rows.ts";
 
 /** Parameters of a list call. */
 export interface ListParams {
@@ -60,6 +60,13 @@ export async function listRows(
 
 /** One row by id, honouring filters (Nautobot applies filters to detail routes too). @throws NotFoundError */
 export async function getRow(ctx: Ctx, model: Model, id: string, p?: ListParams): Promise<Row> {
+  const plain =
+    !p || (![...p.params.keys()].some((k) => !(p.ignore ?? RESERVED_PARAMS).has(k)) && !p.ownerColumn);
+  if (plain) {
+    const [row] = await rowsWhereIn(ctx, model, "id", [id]);
+    if (!row) throw new NotFoundError();
+    return row;
+  }
   const q = p ? await filtered(ctx, model, p) : ctx.db.selectFrom(`${model.table} as t`);
   const row = await q.selectAll("t").where("t.id", "=", id).executeTakeFirst();
   if (!row) throw new NotFoundError();

@@ -11,6 +11,7 @@
 
 import type { Model } from "../registry/index.ts";
 import type { FieldDef, FkField } from "../registry/meta.ts";
+import { rawRows } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
 import { loadComputed } from "./computed.ts";
 import type { Ctx } from "./context.ts";
@@ -310,11 +311,19 @@ export async function represent(
 }
 
 /** The `display` string of a row. */
+const fkNames = new WeakMap<Model, string[]>();
+
 function displayOf(model: Model, row: Row, rel: Obj): string {
   const d = model.display;
   if (typeof d === "function") {
-    const rec: Row = { ...row };
-    for (const [name, fd] of model.fieldList) if (fd.kind === "fk") rec[name] = row[`${name}_id`] ?? null;
+    let fks = fkNames.get(model);
+    if (!fks) {
+      fks = model.fieldList.filter(([, fd]) => fd.kind === "fk").map(([n]) => n);
+      fkNames.set(model, fks);
+    }
+    // The row itself, with FK fields readable under their field names (target ids).
+    const rec: Row = Object.create(row);
+    for (const name of fks) rec[name] = row[`${name}_id`] ?? null;
     return d(rec, rel);
   }
   const key = d ?? (model.fields.name ? "name" : undefined);
@@ -326,14 +335,14 @@ async function tagsFor(ctx: Ctx, model: Model, ids: string[]): Promise<Map<strin
   const tagModel = ctx.reg.get("extras.tag");
   const byRow = new Map<string, Obj[]>();
   for (const part of chunks(ids)) {
-    const links = await ctx.db
-      .selectFrom("extras_taggeditem as ti")
-      .innerJoin("extras_tag as t", "t.id", "ti.tag_id")
-      .select(["ti.object_id", "t.id", "t.name", "t.slug", "t.color", "t.created", "t.last_updated"])
-      .where("ti.content_type", "=", model.key)
-      .where("ti.object_id", "in", part)
-      .orderBy("t.name")
-      .execute();
+    const d = ctx.store.dialect;
+    const marks = part.map((_v, i) => d.placeholder(i + 2)).join(", ");
+    const links = await rawRows(
+      ctx.db,
+      `SELECT ti.object_id, t.id, t.name, t.slug, t.color, t.created, t.last_updated FROM extras_taggeditem ti
+       JOIN extras_tag t ON t.id = ti.tag_id WHERE ti.content_type = ${d.placeholder(1)} AND ti.object_id IN (${marks}) ORDER BY t.name`,
+      [model.key, ...part],
+    );
     for (const l of links) {
       const list = byRow.get(l.object_id) ?? [];
       list.push({

@@ -3,6 +3,7 @@
  * (column names) and records (field names, the shape validation rules see).
  */
 import type { Model } from "../registry/index.ts";
+import { quoteId, rawRows } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
 import type { Ctx } from "./context.ts";
 
@@ -27,9 +28,16 @@ export async function rowsWhereIn(
   const uniq = [...new Set(values.filter((v) => v !== null && v !== undefined))];
   if (!uniq.length) return [];
   const out: Row[] = [];
+  const d = ctx.store.dialect;
   for (const part of chunks(uniq)) {
-    const rows = await ctx.db.selectFrom(model.table).selectAll().where(column, "in", part).execute();
-    out.push(...rows);
+    const marks = part.map((_v, i) => d.placeholder(i + 1)).join(", ");
+    out.push(
+      ...(await rawRows(
+        ctx.db,
+        `SELECT * FROM ${quoteId(model.table)} WHERE ${quoteId(column)} IN (${marks})`,
+        part,
+      )),
+    );
   }
   return out;
 }

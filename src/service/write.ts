@@ -494,13 +494,20 @@ export async function flushChanges(ctx: Ctx): Promise<void> {
  */
 export async function inTransaction<T>(ctx: Ctx, fn: (tctx: Ctx) => Promise<T>): Promise<T> {
   if (ctx.db !== ctx.store.db) return fn(ctx);
-  return ctx.store.db.transaction().execute(async (trx) => {
-    const tctx: Ctx = { ...ctx, db: trx, memo: new Map(), nestedCache: new Map() };
-    const out = await fn(tctx);
-    await flushChanges(tctx);
-    for (const [k, v] of tctx.freshTokenKeys) ctx.freshTokenKeys.set(k, v);
-    return out;
-  });
+  try {
+    return await ctx.store.db.transaction().execute(async (trx) => {
+      const tctx: Ctx = { ...ctx, db: trx, memo: new Map(), nestedCache: new Map() };
+      const out = await fn(tctx);
+      await flushChanges(tctx);
+      for (const [k, v] of tctx.freshTokenKeys) ctx.freshTokenKeys.set(k, v);
+      return out;
+    });
+  } finally {
+    // Committed or not, cached reads of this process must not outlive the write.
+    ctx.store.committed();
+    ctx.nestedCache = new Map();
+    ctx.memo = new Map();
+  }
 }
 
 /** Bulk create: every item validated and written; errors reported positionally (DRF ListSerializer). */

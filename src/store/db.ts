@@ -4,7 +4,7 @@
  * URLs: `sqlite:PATH` (also `sqlite::memory:`) or `postgres://user@host:port/db` (`postgresql://` too).
  * A `?schema=NAME` query parameter on a PostgreSQL URL sets the search path (used by tests).
  */
-import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from "kysely";
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type Transaction } from "kysely";
 import pg from "pg";
 import { type Dialect, postgresDialect, sqliteDialect } from "./dialect.ts";
 import { NodeSqliteDatabase } from "./sqlite-driver.ts";
@@ -18,6 +18,14 @@ export interface Store {
   dialect: Dialect;
   url: string;
   close(): Promise<void>;
+  /**
+   * A token that changes whenever committed data may have changed, or undefined when the engine cannot
+   * tell cheaply (then nothing may be cached across requests). SQLite: this process's commit counter
+   * plus `PRAGMA data_version` (which changes on commits of other connections and processes).
+   */
+  dataToken(): string | undefined;
+  /** Record a commit made through this store (bumps the data token). */
+  committed(): void;
 }
 
 /** Error for a URL we cannot use or a database we cannot reach (CLI exit code 2). */
@@ -43,7 +51,18 @@ export async function openStore(url: string): Promise<Store> {
       throw new StoreOpenError(`cannot open SQLite database ${path}: ${(e as Error).message}`);
     }
     const db = new Kysely<any>({ dialect: new SqliteDialect({ database }) });
-    return { db, dialect: sqliteDialect, url, close: () => db.destroy() };
+    let local = 0;
+    const version = database.db.prepare("PRAGMA data_version");
+    return {
+      db,
+      dialect: sqliteDialect,
+      url,
+      close: () => db.destroy(),
+      dataToken: () => `${local}:${(version.get() as { data_version: number }).data_version}`,
+      committed: () => {
+        local++;
+      },
+    };
   }
   if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
     let parsed: URL;
@@ -72,9 +91,34 @@ export async function openStore(url: string): Promise<Store> {
       throw new StoreOpenError(`cannot connect to PostgreSQL at ${parsed.host}: ${(e as Error).message}`);
     }
     const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: postgresDialect, url, close: () => db.destroy() };
+    return {
+      db,
+      dialect: postgresDialect,
+      url,
+      close: () => db.destroy(),
+      dataToken: () => undefined,
+      committed: () => {},
+    };
   }
   throw new StoreOpenError(
     `unsupported database URL "${url}": use sqlite:PATH or postgres://user@host:port/db`,
   );
+}
+
+/** Quote an identifier (table or column name from the registry) for raw SQL on both engines. */
+export function quoteId(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/**
+ * Run precompiled SQL text through Kysely's connection handling (so it joins the current transaction),
+ * skipping the query builder. For hot, fixed-shape queries; `sqlText` uses the dialect's placeholders.
+ */
+export async function rawRows(
+  db: Db,
+  sqlText: string,
+  params: readonly unknown[],
+): Promise<Record<string, any>[]> {
+  const r = await db.executeQuery(CompiledQuery.raw(sqlText, [...params]));
+  return r.rows as Record<string, any>[];
 }

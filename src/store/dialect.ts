@@ -18,6 +18,8 @@ export interface Dialect {
   regex(expr: RawBuilder<unknown>, pattern: string, caseInsensitive: boolean): RawBuilder<boolean>;
   /** Text of a JSON object member: `data ->> key`. */
   jsonText(column: RawBuilder<unknown>, key: string): RawBuilder<unknown>;
+  /** The n-th (1-based) bind placeholder in raw SQL text. */
+  placeholder(n: number): string;
 }
 
 export const sqliteDialect: Dialect = {
@@ -39,6 +41,7 @@ export const sqliteDialect: Dialect = {
   iequals: (expr, value) => sql<boolean>`lower(${expr}) = lower(${value})`,
   regex: (expr, pattern, ci) => sql<boolean>`regexp(${ci ? `(?i)${pattern}` : pattern}, ${expr})`,
   jsonText: (column, key) => sql`json_extract(${column}, ${`$."${key}"`})`,
+  placeholder: () => "?",
 };
 
 export const postgresDialect: Dialect = {
@@ -63,4 +66,5 @@ export const postgresDialect: Dialect = {
   regex: (expr, pattern, ci) =>
     ci ? sql<boolean>`(${expr})::text ~* ${pattern}` : sql<boolean>`(${expr})::text ~ ${pattern}`,
   jsonText: (column, key) => sql`((${column})::jsonb ->> ${key})`,
+  placeholder: (n) => `$${n}`,
 };

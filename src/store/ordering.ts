@@ -29,6 +29,6 @@ export function orderColumns(model: Model): Array<[string, boolean]> {
         out.push([name, desc]);
     }
   }
-  out.push(["id", false]);
+  if (!out.some(([c]) => c === "id")) out.push(["id", false]);
   return out;
 }
