@@ -37,6 +37,8 @@ export interface Ctx {
   memo: Map<string, unknown>;
   /** Token keys created in this request, shown once in clear (token id → key). */
   freshTokenKeys: Map<string, string>;
+  /** Do not instantiate device components from templates (the NetBox importer loads the real ones). */
+  skipTemplates?: boolean;
 }
 
 /** Caches shared by read requests while the store's data token is unchanged. */

@@ -27,10 +27,10 @@ function pendingPush(ctx: Ctx, modelKey: string, id: string): void {
  * Instantiate a new device's components from its device type's templates (Nautobot
  * `Device.save()` → `create_components`). Rear ports are created before front ports so the mapping
  * holds; power outlets are linked to the new power ports by template. Skipped when
- * `ctx.memo.get("skipTemplates")` is set (the NetBox importer loads real components instead).
+ * `ctx.skipTemplates` is set (the NetBox importer loads real components instead).
  */
 async function deviceComponents(ctx: Ctx, a: HookArgs): Promise<void> {
-  if (a.action !== "create" || ctx.memo.get("skipTemplates")) return;
+  if (a.action !== "create" || ctx.skipTemplates) return;
   const dt = a.data.device_type as string;
   const now = nowIso();
   const base = (r: Row) => ({

@@ -53,6 +53,27 @@ export async function nestedFor(
   fields?: readonly string[],
 ): Promise<Map<string, Obj>> {
   const wanted = [...new Set(ids.filter((x): x is string => typeof x === "string"))];
+  if (fields && fields.length === 0) {
+    // Display-only form (id, url, display): cached like nested ones, breaks display cycles.
+    const key = `${model.key}#display`;
+    let cache = ctx.nestedCache.get(key);
+    if (!cache) {
+      cache = new Map();
+      ctx.nestedCache.set(key, cache);
+    }
+    const missing = wanted.filter((id) => !cache.has(id));
+    if (missing.length) {
+      const rows = await rowsById(ctx, model, missing);
+      for (const o of await represent(ctx, model, [...rows.values()], { fields: [] }))
+        cache.set(o.id as string, o);
+    }
+    const out = new Map<string, Obj>();
+    for (const id of wanted) {
+      const o = cache.get(id);
+      if (o) out.set(id, o);
+    }
+    return out;
+  }
   if (fields) {
     const rows = await rowsById(ctx, model, wanted);
     const objs = await represent(ctx, model, [...rows.values()], { fields });
@@ -132,7 +153,9 @@ export async function represent(
     if (shown.has(name) && fkAsId(name, fd, mode) && !uses.includes(name)) continue;
     const target = ctx.reg.get(fd.to);
     const values = rows.map((r) => r[`${name}_id`]);
-    fkMaps.set(name, await nestedFor(ctx, target, values, fd.nestedFields));
+    // A relation read only by `display` gets the display-only form (no nested fields, no cycles).
+    const displayOnly = !shown.has(name) || (fkAsId(name, fd, mode) && uses.includes(name));
+    fkMaps.set(name, await nestedFor(ctx, target, values, displayOnly ? [] : fd.nestedFields));
   }
   const needStatus = fields.some(([, d]) => d.kind === "status");
   const statuses = needStatus ? await statusesById(ctx) : undefined;

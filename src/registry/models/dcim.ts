@@ -801,11 +801,11 @@ export const device = defineModel({
   ordering: ["name", "id"],
   search: ["name", "serial", "asset_tag", "comments"],
   uniqueTogether: [
+    // Names are compared only when set; the null-tenant case is checked in validate (Nautobot validate_unique).
     {
       fields: ["site", "tenant", "name"],
       message: "A device with this name already exists.",
       errorKey: "__all__",
-      skipNulls: false,
     },
     { fields: ["virtual_chassis", "vc_position"] },
   ],
