@@ -82,6 +82,7 @@ export const aggregate = defineModel({
   ordering: ["prefix"],
   search: ["prefix", "description"],
   filters: {
+    prefix: { kind: "ip", op: "prefix", field: "prefix" },
     family: { kind: "ip", op: "family", field: "prefix" },
     ...tenancyFilters,
   },
@@ -203,6 +204,7 @@ export const prefix = defineModel({
   search: ["prefix", "description"],
   features: ["statuses", "locations"],
   filters: {
+    prefix: { kind: "ip", op: "prefix", field: "prefix" },
     within: { kind: "ip", op: "within", field: "prefix" },
     within_include: { kind: "ip", op: "within_include", field: "prefix" },
     contains: { kind: "ip", op: "contains", field: "prefix" },
