@@ -14,9 +14,9 @@ import { migrate } from "../store/migrate.ts";
 import { importNetbox } from "./netbox/run.ts";
 
 /** The demo dump shipped beside the project (shared/ is a sibling of the project root). */
-export const DEMO_FILE = fileURLToPath(
-  new URL("../../../shared/data/netbox-demo/netbox-demo-v3.6.json", import.meta.url),
-);
+export const DEMO_FILE =
+  process.env.INVENTORY_NETBOX_DEMO ??
+  fileURLToPath(new URL("../../../shared/data/netbox-demo/netbox-demo-v3.6.json", import.meta.url));
 
 /**
  * Prepare the demo database. @returns its URL and a write token for user admin.
