@@ -186,8 +186,9 @@ for (const sc of scenarios) {
     duration: Number(args.duration),
     ...(sc.body
       ? {
-          setupClient: (client: any) => client.setBody(sc.body!()),
-          requests: [{ setupRequest: (req: any) => ({ ...req, body: sc.body!() }) }],
+          requests: [
+            { method: sc.method ?? "GET", setupRequest: (req: any) => ({ ...req, body: sc.body!() }) },
+          ],
         }
       : {}),
   } as any);

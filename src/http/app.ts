@@ -48,12 +48,19 @@ export interface AppDeps {
   logger?: Logger | false;
 }
 
-/** Query string → ordered multimap. */
-function queryParams(url: string): Map<string, string[]> {
+const parsedQuery = new WeakMap<object, Map<string, string[]>>();
+
+/** Query string → ordered multimap (parsed once per request when given the request). */
+function queryParams(url: string, req?: object): Map<string, string[]> {
+  if (req) {
+    const hit = parsedQuery.get(req);
+    if (hit) return hit;
+  }
   const i = url.indexOf("?");
   const out = new Map<string, string[]>();
-  if (i < 0) return out;
-  for (const [k, v] of new URLSearchParams(url.slice(i + 1))) out.set(k, [...(out.get(k) ?? []), v]);
+  if (i >= 0)
+    for (const [k, v] of new URLSearchParams(url.slice(i + 1))) out.set(k, [...(out.get(k) ?? []), v]);
+  if (req) parsedQuery.set(req, out);
   return out;
 }
 
@@ -159,7 +166,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const m = /indent=(\d+)/.exec(accept);
     req.indent = m ? Math.min(Number(m[1]), 8) : 0;
     const hv = /version=([\d.]+)/.exec(accept)?.[1];
-    const qv = queryParams(req.url).get("api_version")?.[0];
+    const qv = queryParams(req.url, req).get("api_version")?.[0];
     req.apiVersion = DEFAULT_API_VERSION;
     if (hv && qv && hv !== qv)
       throw new AppError(400, 'Version mismatch between "Accept" header and query parameter.');
@@ -271,7 +278,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.get("/api/docs/", async (req, reply) => {
-    if (queryParams(req.url).get("format")?.[0] === "openapi")
+    if (queryParams(req.url, req).get("format")?.[0] === "openapi")
       return reply.code(301).header("Location", "/api/swagger.json").send();
     reply.type("text/html; charset=utf-8");
     return reply.send(docsPage());
@@ -307,7 +314,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
 
   const listParams = (req: FastifyRequest, model: Model) => {
-    const params = queryParams(req.url);
+    const params = queryParams(req.url, req);
     const ignore = new Set(RESERVED_PARAMS);
     if (model.configContext) ignore.add("exclude");
     return { params, ignore };
@@ -317,12 +324,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     model.key === "users.token" ? ["user_id", req.auth.actor?.id ?? "__anonymous__"] : undefined;
 
   const renderOpts = (req: FastifyRequest, model: Model) => {
-    const ex = queryParams(req.url).get("exclude") ?? [];
+    const ex = queryParams(req.url, req).get("exclude") ?? [];
     return { excludeConfigContext: !!model.configContext && ex.some((v) => v.includes("config_context")) };
   };
 
   const isBrief = (req: FastifyRequest) => {
-    const b = queryParams(req.url).get("brief");
+    const b = queryParams(req.url, req).get("brief");
     return !!b && b.some((v) => v !== "");
   };
 

@@ -33,11 +33,26 @@ export function detailUrl(ctx: Ctx, model: Model, id: string): string {
   return `${ctx.baseUrl}/api/${model.app}/${model.path}/${id}/`;
 }
 
-/** The fields rendered in a mode (hidden and write-only fields never are). */
+const fieldCache = new WeakMap<Model, Map<string, Array<readonly [string, FieldDef]>>>();
+
+/** The fields rendered in a mode (hidden and write-only fields never are); derived once per model and mode. */
 function fieldsFor(model: Model, mode: Mode): Array<readonly [string, FieldDef]> {
-  if (mode === "full") return model.fieldList.filter(([, d]) => !d.hidden && !d.writeOnly);
-  const names = mode === "nested" ? model.nested : mode.fields;
-  return names.map((n) => [n, model.fields[n]!] as const).filter(([, d]) => d !== undefined);
+  const key = mode === "full" || mode === "nested" ? mode : mode.fields.join(",");
+  let byMode = fieldCache.get(model);
+  if (!byMode) {
+    byMode = new Map();
+    fieldCache.set(model, byMode);
+  }
+  let list = byMode.get(key);
+  if (!list) {
+    if (mode === "full") list = model.fieldList.filter(([, d]) => !d.hidden && !d.writeOnly);
+    else {
+      const names = mode === "nested" ? model.nested : mode.fields;
+      list = names.map((n) => [n, model.fields[n]!] as const).filter(([, d]) => d !== undefined);
+    }
+    byMode.set(key, list);
+  }
+  return list;
 }
 
 /** Whether an FK renders as a bare id in this mode (nested component `cable`). */
@@ -357,6 +372,14 @@ function displayOf(model: Model, row: Row, rel: Obj): string {
 async function tagsFor(ctx: Ctx, model: Model, ids: string[]): Promise<Map<string, Obj[]>> {
   const tagModel = ctx.reg.get("extras.tag");
   const byRow = new Map<string, Obj[]>();
+  // Content types carrying any tag, once per data token: untagged models skip the query.
+  let tagged = ctx.memo.get("taggedTypes") as Set<string> | undefined;
+  if (!tagged) {
+    const rows = await rawRows(ctx.db, "SELECT DISTINCT content_type FROM extras_taggeditem", []);
+    tagged = new Set(rows.map((r) => r.content_type as string));
+    ctx.memo.set("taggedTypes", tagged);
+  }
+  if (!tagged.has(model.key)) return byRow;
   for (const part of chunks(ids)) {
     const d = ctx.store.dialect;
     const marks = part.map((_v, i) => d.placeholder(i + 2)).join(", ");

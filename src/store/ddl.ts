@@ -58,6 +58,7 @@ export function schemaFor(reg: Registry, dialect: Dialect): { tables: TableSpec[
         case "ip":
           ix(m.table, [`${name}_family`, `${name}_start`]);
           ix(m.table, [`${name}_family`, `${name}_end`]);
+          if (fd.mode === "host") ix(m.table, [`${name}_family`, `${name}_host`]);
           ix(m.table, [name]);
           break;
         case "m2m":

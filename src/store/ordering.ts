@@ -20,7 +20,12 @@ export function orderColumns(model: Model): Array<[string, boolean]> {
         out.push([`${name}_id`, desc]);
         break;
       case "ip":
-        out.push([`${name}_family`, desc], [`${name}_start`, desc], [`${name}_len`, desc]);
+        // Networks order by first address then length; addresses by host then length (Nautobot Meta.ordering).
+        out.push(
+          [`${name}_family`, desc],
+          [fd.mode === "host" ? `${name}_host` : `${name}_start`, desc],
+          [`${name}_len`, desc],
+        );
         break;
       case "str":
         out.push([fd.natural ? `${name}_nat` : name, desc]);
