@@ -248,4 +248,10 @@ writeFileSync(
 );
 log(`written ${out}`);
 if (sqliteFile) for (const s of ["", "-wal", "-shm"]) rmSync(`${sqliteFile}${s}`, { force: true });
+if (engine === "postgres") {
+  const schema = new URL(dbUrl).searchParams.get("schema");
+  const admin = await openStore(dbUrl.replace(/[?&]schema=[^&]*/, ""));
+  await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(admin.db);
+  await admin.close();
+}
 process.exit(0);
