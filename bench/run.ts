@@ -5,7 +5,7 @@
  * to the framework floor (`GET /health`), and writes bench/results/<date>-<engine>.json.
  */
 import { spawn } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,7 +14,7 @@ import autocannon from "autocannon";
 import Table from "cli-table3";
 import { sql } from "kysely";
 import { registry } from "../src/registry/index.ts";
-import { hashPassword, hashTokenKey, nowIso } from "../src/service/write.ts";
+import { createToken, ensureSuperuser } from "../src/service/accounts.ts";
 import { openStore } from "../src/store/db.ts";
 import { migrate } from "../src/store/migrate.ts";
 import { grow } from "./seed.ts";
@@ -72,36 +72,12 @@ const { prefix } = await grow(
 log(`growth: ${((performance.now() - t1) / 1000).toFixed(1)} s`);
 
 // 3. A token, and ids to ask for.
-const userId = randomUUID();
-await store.db
-  .insertInto("users_user")
-  .values({
-    id: userId,
-    username: `bench-${userId.slice(0, 8)}`,
-    password: hashPassword("x"),
-    first_name: "",
-    last_name: "",
-    email: "",
-    is_staff: true,
-    is_active: true,
-    is_superuser: true,
-    date_joined: nowIso(),
-  })
-  .execute();
-const token = randomBytes(20).toString("hex");
-await store.db
-  .insertInto("users_token")
-  .values({
-    id: randomUUID(),
-    user_id: userId,
-    created: nowIso(),
-    expires: null,
-    key: hashTokenKey(token),
-    key_suffix: token.slice(-6),
-    write_enabled: true,
-    description: "bench",
-  })
-  .execute();
+const { id: userId } = await ensureSuperuser(
+  store,
+  `bench-${randomBytes(4).toString("hex")}`,
+  randomBytes(12).toString("hex"),
+);
+const token = await createToken(store, userId, { description: "bench" });
 const device = await store.db
   .selectFrom("dcim_device")
   .select("id")

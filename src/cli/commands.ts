@@ -2,14 +2,12 @@
  * CLI command implementations. Each receives parsed options, does its work through the service layer,
  * and throws an Error with a one-line message on failure (the entry point prints it and exits with 2).
  */
-import { randomUUID } from "node:crypto";
 import closeWithGrace from "close-with-grace";
 import pino from "pino";
 import { type Config, configFromEnv } from "../config.ts";
 import { buildApp } from "../http/app.ts";
 import { registry } from "../registry/index.ts";
-import { makeCtx } from "../service/context.ts";
-import { hashPassword, hashTokenKey, nowIso } from "../service/write.ts";
+import { createToken, ensureSuperuser } from "../service/accounts.ts";
 import { openStore, type Store } from "../store/db.ts";
 import { migrate } from "../store/migrate.ts";
 
@@ -37,36 +35,8 @@ export async function runCreateSuperuser(
 ): Promise<void> {
   const store = await open(opts);
   try {
-    const existing = await store.db
-      .selectFrom("users_user")
-      .select("id")
-      .where("username", "=", opts.username)
-      .executeTakeFirst();
-    if (existing) {
-      await store.db
-        .updateTable("users_user")
-        .set({ password: hashPassword(opts.password), is_superuser: true, is_staff: true, is_active: true })
-        .where("id", "=", existing.id)
-        .execute();
-      process.stdout.write(`superuser ${opts.username} updated\n`);
-    } else {
-      await store.db
-        .insertInto("users_user")
-        .values({
-          id: randomUUID(),
-          username: opts.username,
-          password: hashPassword(opts.password),
-          first_name: "",
-          last_name: "",
-          email: "",
-          is_staff: true,
-          is_active: true,
-          is_superuser: true,
-          date_joined: nowIso(),
-        })
-        .execute();
-      process.stdout.write(`superuser ${opts.username} created\n`);
-    }
+    const { created } = await ensureSuperuser(store, opts.username, opts.password);
+    process.stdout.write(`superuser ${opts.username} ${created ? "created" : "updated"}\n`);
   } finally {
     await store.close();
   }
@@ -86,28 +56,10 @@ export async function runTokenCreate(
       .where("username", "=", opts.username)
       .executeTakeFirst();
     if (!user) throw new Error(`no user named ${opts.username}`);
-    const key = (
-      opts.key ?? Buffer.from(crypto.getRandomValues(new Uint8Array(20))).toString("hex")
-    ).toLowerCase();
-    const clash = await store.db
-      .selectFrom("users_token")
-      .select("id")
-      .where("key", "=", hashTokenKey(key))
-      .executeTakeFirst();
-    if (clash) throw new Error("a token with this key already exists");
-    await store.db
-      .insertInto("users_token")
-      .values({
-        id: randomUUID(),
-        user_id: user.id,
-        created: nowIso(),
-        expires: null,
-        key: hashTokenKey(key),
-        key_suffix: key.slice(-6),
-        write_enabled: !opts.readOnly,
-        description: "",
-      })
-      .execute();
+    const key = await createToken(store, user.id as string, {
+      ...(opts.key ? { key: opts.key.toLowerCase() } : {}),
+      writeEnabled: !opts.readOnly,
+    });
     process.stdout.write(`${key}\n`);
   } finally {
     await store.close();
@@ -161,7 +113,6 @@ export async function runServe(
     await app.close();
     await store.close();
   });
-  void makeCtx;
 }
 
 /** `inventory import netbox FILE` */

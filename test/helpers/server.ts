@@ -11,7 +11,7 @@ import { sql } from "kysely";
 import { type Config, configFromEnv } from "../../src/config.ts";
 import { buildApp } from "../../src/http/app.ts";
 import { registry } from "../../src/registry/index.ts";
-import { hashPassword, hashTokenKey, nowIso } from "../../src/service/write.ts";
+import { createToken, ensureSuperuser } from "../../src/service/accounts.ts";
 import { openStore, type Store } from "../../src/store/db.ts";
 import { migrate } from "../../src/store/migrate.ts";
 
@@ -53,36 +53,8 @@ export async function startServer(overrides: Partial<Config> = {}): Promise<Test
   const store = await openStore(url);
   const reg = registry();
   await migrate(store, reg);
-  const userId = randomUUID();
-  await store.db
-    .insertInto("users_user")
-    .values({
-      id: userId,
-      username: "admin",
-      password: hashPassword("admin"),
-      first_name: "",
-      last_name: "",
-      email: "",
-      is_staff: true,
-      is_active: true,
-      is_superuser: true,
-      date_joined: nowIso(),
-    })
-    .execute();
-  const token = randomBytes(20).toString("hex");
-  await store.db
-    .insertInto("users_token")
-    .values({
-      id: randomUUID(),
-      user_id: userId,
-      created: nowIso(),
-      expires: null,
-      key: hashTokenKey(token),
-      key_suffix: token.slice(-6),
-      write_enabled: true,
-      description: "",
-    })
-    .execute();
+  const { id: userId } = await ensureSuperuser(store, "admin", "admin");
+  const token = await createToken(store, userId);
   const config = { ...configFromEnv({}), databaseUrl: url, ...overrides };
   const app = await buildApp({
     store,

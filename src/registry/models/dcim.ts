@@ -84,7 +84,7 @@ export const POWERFEED_PHASE: Choices = [
 ];
 
 /** Locatable filters (region via site, site, location tree) for models with a `site` FK. */
-const locatable = {
+export const locatable = {
   region_id: { kind: "path", path: "site.region", key: "id", tree: true },
   region: { kind: "path", path: "site.region", key: "slug", tree: true },
   location: { kind: "path", path: "location", key: "slug", tree: true },

@@ -4,7 +4,7 @@
  */
 import { containsCidr, ipKey, parseCidr } from "../../net/ip.ts";
 import { type Choices, defineModel, f, type ModelDef, type ValidateArgs } from "../meta.ts";
-import { checkLocation } from "./dcim.ts";
+import { checkLocation, locatable } from "./dcim.ts";
 import { tenancyFilters } from "./tenancy.ts";
 
 export const IP_ROLES: Choices = [
@@ -22,12 +22,6 @@ export const PROTOCOLS: Choices = [
   ["tcp", "TCP"],
   ["udp", "UDP"],
 ];
-
-const locatable = {
-  region_id: { kind: "path", path: "site.region", key: "id", tree: true },
-  region: { kind: "path", path: "site.region", key: "slug", tree: true },
-  location: { kind: "path", path: "location", key: "slug", tree: true },
-} as const;
 
 /** Reject /0 (Nautobot Prefix/Aggregate/IPAddress.clean). */
 function rejectZero(a: ValidateArgs, field: string, what: string): void {
