@@ -105,6 +105,21 @@ export async function baseSite(
   return null;
 }
 
+/** `id` and its ancestors through `parent`, nearest first (stops after 50 levels, so cycles end). */
+export async function selfAndAncestors(
+  a: ValidateArgs,
+  model: string,
+  id: string | null | undefined,
+): Promise<string[]> {
+  const out: string[] = [];
+  let p = id ?? null;
+  for (let guard = 0; p && guard < 50; guard++) {
+    out.push(p);
+    p = ((await a.get(model, p))?.parent as string | null) ?? null;
+  }
+  return out;
+}
+
 /** Whether a location's type permits a content type (Nautobot `location.location_type.content_types`). */
 export async function locationPermits(a: ValidateArgs, locationId: string, ct: string): Promise<boolean> {
   const loc = await a.get("dcim.location", locationId);
@@ -281,13 +296,8 @@ export const locationType = defineModel({
           }
         }
       }
-      let p = a.data.parent as string | null;
-      for (let guard = 0; p && guard < 50; guard++) {
-        if (p === a.data.id) {
-          a.error("parent", "Cannot assign self or child LocationType as parent.");
-          break;
-        }
-        p = ((await a.get("dcim.locationtype", p))?.parent as string | null) ?? null;
+      if ((await selfAndAncestors(a, "dcim.locationtype", a.data.parent)).includes(a.data.id)) {
+        a.error("parent", "Cannot assign self or child LocationType as parent.");
       }
     }
   },
@@ -369,13 +379,8 @@ export const location = defineModel({
       );
       if (clash.length) a.error("name", "A root-level location with this name already exists.");
     }
-    let p = d.parent as string | null;
-    for (let guard = 0; p && a.before && guard < 50; guard++) {
-      if (p === d.id) {
-        a.error("parent", "Cannot assign self or child Location as parent.");
-        break;
-      }
-      p = ((await a.get("dcim.location", p))?.parent as string | null) ?? null;
+    if (a.before && (await selfAndAncestors(a, "dcim.location", d.parent)).includes(d.id)) {
+      a.error("parent", "Cannot assign self or child Location as parent.");
     }
   },
 });
@@ -497,13 +502,7 @@ export const rack = defineModel({
           `Assigned rack group must belong to parent site (${(await a.get("dcim.site", d.site))?.name}).`,
         );
       if (g?.location && d.location && g.location !== d.location) {
-        let p: string | null = d.location;
-        let ok = false;
-        for (let guard = 0; p && guard < 50; guard++) {
-          if (p === g.location) ok = true;
-          p = ((await a.get("dcim.location", p))?.parent as string | null) ?? null;
-        }
-        if (!ok)
+        if (!(await selfAndAncestors(a, "dcim.location", d.location)).includes(g.location))
           a.error("location", `Location must be the same as, or a descendant of, the rack group's location.`);
       }
     }

@@ -4,7 +4,7 @@
  */
 import { containsCidr, ipKey, parseCidr } from "../../net/ip.ts";
 import { type Choices, defineModel, f, type ModelDef, type ValidateArgs } from "../meta.ts";
-import { checkLocation, locatable } from "./dcim.ts";
+import { checkLocation, locatable, selfAndAncestors } from "./dcim.ts";
 import { tenancyFilters } from "./tenancy.ts";
 
 export const IP_ROLES: Choices = [
@@ -393,13 +393,7 @@ export const vlan = defineModel({
         a.error("group", `VLAN group must belong to the assigned site (${s?.name ?? "None"}).`);
       }
       if (g?.location && d.location && g.location !== d.location) {
-        let p: string | null = d.location;
-        let ok = false;
-        for (let guard = 0; p && guard < 50; guard++) {
-          if (p === g.location) ok = true;
-          p = ((await a.get("dcim.location", p))?.parent as string | null) ?? null;
-        }
-        if (!ok)
+        if (!(await selfAndAncestors(a, "dcim.location", d.location)).includes(g.location))
           a.error(
             "location",
             "The assigned location must belong to the VLAN group's location or a descendant of it.",
