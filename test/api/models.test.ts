@@ -50,6 +50,24 @@ describe("per-model CRUD", () => {
       if (model.customFields) assert.equal(typeof obj.custom_fields, "object");
       if (model.tags) assert.ok(Array.isArray(obj.tags));
 
+      // Every related object given in the body is rendered nested: display, id, url + its nested fields.
+      for (const [name, fd] of model.fieldList) {
+        if (fd.kind !== "fk" || typeof (body as Record<string, unknown>)[name] !== "string") continue;
+        const nestedObj = obj[name];
+        assert.ok(nestedObj && typeof nestedObj === "object", `${name} nested`);
+        const extra = fd.nestedFields ?? reg.get(fd.to).nested;
+        assert.deepEqual(
+          Object.keys(nestedObj).sort(),
+          ["display", "id", "url", ...extra].sort(),
+          `${model.key}.${name} nested shape`,
+        );
+        assert.equal(nestedObj.id, (body as Record<string, unknown>)[name]);
+        assert.match(
+          nestedObj.url,
+          new RegExp(`^${s.url}/api/${reg.get(fd.to).app}/${reg.get(fd.to).path}/${nestedObj.id}/$`),
+        );
+      }
+
       const got = await s.api(`${sample.path}${obj.id}/`);
       assert.equal(got.status, 200);
       assert.equal(got.body.id, obj.id);
