@@ -10,6 +10,20 @@ import { startServer, type TestServer } from "../helpers/server.ts";
 import { buildWorld, SAMPLES, specialCreate, type World } from "../helpers/world.ts";
 
 const reg = registry();
+
+/**
+ * Models where posting the same body twice is allowed (Nautobot 1.6): duplicate prefixes/IPs in the global
+ * table (ENFORCE_GLOBAL_UNIQUE off), services, tokens, permissions, VC names, unparented inventory items.
+ */
+const ALLOW_DUPLICATES = new Set([
+  "ipam.prefix",
+  "ipam.ipaddress",
+  "ipam.service",
+  "users.token",
+  "users.objectpermission",
+  "dcim.virtualchassis",
+  "dcim.inventoryitem",
+]);
 const writable = [...reg.models.values()]
   .filter((m) => !m.readOnly)
   .sort((a, b) => a.key.localeCompare(b.key));
@@ -96,7 +110,7 @@ describe("per-model CRUD", () => {
         assert.equal(put.status, 200, `put: ${JSON.stringify(put.body)}`);
       }
 
-      if (sample.unique) {
+      if (sample.unique || !ALLOW_DUPLICATES.has(model.key)) {
         const dupBody = { ...(body as Record<string, unknown>) };
         if (sample.unique === "asset_tag") {
           await s.api(`${sample.path}${obj.id}/`, { method: "PATCH", body: { asset_tag: `AT-${i}` } });
@@ -106,10 +120,13 @@ describe("per-model CRUD", () => {
         const dup = await s.api(sample.path, { method: "POST", body: dupBody });
         assert.equal(dup.status, 400, `duplicate must fail: ${JSON.stringify(dup.body)}`);
         const keys = Object.keys(dup.body);
-        assert.ok(
-          keys.includes(sample.unique) || keys.includes("non_field_errors") || keys.includes("__all__"),
-          JSON.stringify(dup.body),
-        );
+        assert.ok(keys.length > 0, JSON.stringify(dup.body));
+        if (sample.unique) {
+          assert.ok(
+            keys.includes(sample.unique) || keys.includes("non_field_errors") || keys.includes("__all__"),
+            JSON.stringify(dup.body),
+          );
+        }
       }
 
       const del = await s.api(`${sample.path}${obj.id}/`, { method: "DELETE" });
