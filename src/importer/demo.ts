@@ -2,6 +2,7 @@
  * `inventory serve --demo`: a fresh SQLite database loaded with the public NetBox demo data
  * (../shared/data/netbox-demo/netbox-demo-v3.6.json), a superuser admin/admin and a token.
  */
+import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,19 +19,30 @@ export const DEMO_FILE =
   fileURLToPath(new URL("../../../shared/data/netbox-demo/netbox-demo-v3.6.json", import.meta.url));
 
 /**
- * Prepare the demo database. @returns its URL and a write token for user admin.
- * @throws Error when the demo file is missing.
+ * Prepare the demo database: migrate, import the NetBox demo dump (idempotent: an existing database given
+ * as `databaseUrl` keeps its objects), ensure superuser admin/admin and create a write token.
+ * @param databaseUrl default: a new SQLite file with a unique name in the OS temp directory
+ * @returns the database URL and the token key (40 hex digits)
+ * @throws Error when the demo file is missing (set INVENTORY_NETBOX_DEMO to its path)
  */
 export async function prepareDemo(databaseUrl?: string): Promise<{ databaseUrl: string; token: string }> {
-  if (!existsSync(DEMO_FILE)) throw new Error(`demo data not found at ${DEMO_FILE}`);
-  const url = databaseUrl ?? `sqlite:${join(tmpdir(), `inventory-demo-${Date.now()}.sqlite3`)}`;
+  if (!existsSync(DEMO_FILE))
+    throw new Error(
+      `demo data not found at ${DEMO_FILE} (expected ../shared/data/netbox-demo/ beside the project; set INVENTORY_NETBOX_DEMO to its path)`,
+    );
+  const unique = `${process.pid}-${Date.now()}-${randomBytes(3).toString("hex")}`;
+  const url = databaseUrl ?? `sqlite:${join(tmpdir(), `inventory-demo-${unique}.sqlite3`)}`;
   const store = await openStore(url);
   try {
     const reg = registry();
     await migrate(store, reg);
     process.stdout.write(`loading the NetBox demo data into ${url}\n`);
     const sink = { write: () => true } as unknown as NodeJS.WritableStream;
-    await importNetbox({ store, reg, file: DEMO_FILE, strict: false, out: sink });
+    const ok = await importNetbox({ store, reg, file: DEMO_FILE, strict: false, out: sink });
+    if (!ok)
+      process.stdout.write(
+        `some demo records failed to import; see: npx inventory import netbox ${DEMO_FILE} --database ${url}\n`,
+      );
     const { id } = await ensureSuperuser(store, "admin", "admin");
     const token = await createToken(store, id, { description: "demo" });
     return { databaseUrl: url, token };

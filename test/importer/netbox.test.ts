@@ -9,6 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { DEMO_FILE } from "../../src/importer/demo.ts";
+import { MAPPINGS, type Mapper, skipReason } from "../../src/importer/netbox/map.ts";
+import { readDump } from "../../src/importer/netbox/read.ts";
 import { importNetbox } from "../../src/importer/netbox/run.ts";
 import { registry } from "../../src/registry/index.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
@@ -102,6 +104,205 @@ const sink = () => {
 const find = (model: string, pred: (f: Record<string, any>) => boolean) =>
   DUMP.find((r) => r.model === model && pred(r.fields))!;
 
+/** A mapper over the whole dump whose references are `<model>#<pk>`, collecting notes. */
+function fakeMapper(notes: string[] = []): Mapper {
+  const ctById = new Map(
+    DUMP.filter((r) => r.model === "contenttypes.contenttype").map((r) => [
+      r.pk,
+      `${r.fields.app_label}.${r.fields.model}`,
+    ]),
+  );
+  return {
+    ref: (model, pk) => (pk === null || pk === undefined ? null : `${model}#${String(pk)}`),
+    refs: (model, pks) => ((pks as unknown[]) ?? []).map((pk) => `${model}#${String(pk)}`),
+    ct: (v) => (Array.isArray(v) ? `${v[0]}.${v[1]}` : v == null ? null : (ctById.get(Number(v)) ?? null)),
+    ourCt: (ct) => (ct && registry().models.has(ct) ? ct : null),
+    locationType: () => "lt",
+    cableEnds: (pk) => {
+      const ends = DUMP.filter((r) => r.model === "dcim.cabletermination" && r.fields.cable === pk);
+      return {
+        a: ends.filter((e) => e.fields.cable_end === "A"),
+        b: ends.filter((e) => e.fields.cable_end === "B"),
+      };
+    },
+    record: (model, pk) => byKey.get(`${model}:${String(pk)}`),
+    note: (m) => {
+      notes.push(m);
+    },
+  };
+}
+const mapping = (netbox: string) => MAPPINGS.find((m) => m.netbox === netbox)!;
+const bodyOf = (r: Rec, m = fakeMapper()) => mapping(r.model).body(r, m) as Record<string, any>;
+
+describe("NetBox mapping table (bodies)", () => {
+  it("every mapped NetBox model writes only fields of its target model", () => {
+    const reg = registry();
+    const m = fakeMapper();
+    for (const mp of MAPPINGS) {
+      const model = reg.get(mp.model);
+      const allowed = new Set(["tags", "custom_fields"]);
+      for (const [n, fd] of model.fieldList) {
+        if (fd.kind === "gfk") {
+          allowed.add(`${n}_type`);
+          allowed.add(`${n}_id`);
+        } else allowed.add(n);
+      }
+      for (const r of DUMP.filter((x) => x.model === mp.netbox)) {
+        const b = mp.body(r, m);
+        if (typeof b === "string") continue;
+        for (const k of [...Object.keys(b), ...Object.keys(mp.later?.(r, m) ?? {})])
+          assert.ok(allowed.has(k), `${mp.netbox} → ${mp.model}: unknown field ${k}`);
+      }
+    }
+  });
+
+  it("site: region, tenant and status by value; site group dropped", () => {
+    const site = find("dcim.site", (f) => f.region !== null && f.group !== null);
+    const b = bodyOf(site);
+    assert.equal(b.name, site.fields.name);
+    assert.equal(b.slug, site.fields.slug);
+    assert.equal(b.status, site.fields.status);
+    assert.equal(b.region, `dcim.region#${site.fields.region}`);
+    assert.ok(!("group" in b));
+  });
+
+  it("rack: site, role, status; device: role → device_role, position decimal → int", () => {
+    const rack = find("dcim.rack", (f) => f.role !== null);
+    const rb = bodyOf(rack);
+    assert.equal(rb.site, `dcim.site#${rack.fields.site}`);
+    assert.equal(rb.role, `dcim.rackrole#${rack.fields.role}`);
+    assert.equal(rb.u_height, rack.fields.u_height);
+    const dev = find("dcim.device", (f) => f.position !== null);
+    const db = bodyOf({ ...dev, fields: { ...dev.fields, position: "12.0", primary_ip4: 7 } });
+    assert.equal(db.device_role, `dcim.devicerole#${dev.fields.role}`);
+    assert.equal(db.device_type, `dcim.devicetype#${dev.fields.device_type}`);
+    assert.equal(db.position, 12);
+    assert.equal(db.face, dev.fields.face);
+    assert.ok(!("primary_ip4" in db), "primary IPs wait for the second pass");
+    assert.deepEqual(
+      mapping("dcim.device").later!({ ...dev, fields: { ...dev.fields, primary_ip4: 7 } }, fakeMapper()),
+      {
+        primary_ip4: "ipam.ipaddress#7",
+        primary_ip6: null,
+      },
+    );
+  });
+
+  it("interface: type, mode, VLANs, status active; lag/parent/bridge in a later pass", () => {
+    const i =
+      find("dcim.interface", (f) => f.mode === "tagged" || f.lag !== null) ??
+      find("dcim.interface", () => true);
+    const b = bodyOf(i);
+    assert.equal(b.type, i.fields.type);
+    assert.equal(b.mode, i.fields.mode ?? "");
+    assert.equal(b.status, "active");
+    assert.deepEqual(
+      b.tagged_vlans,
+      (i.fields.tagged_vlans as number[]).map((v) => `ipam.vlan#${v}`),
+    );
+    assert.ok(!("lag" in b) && !("parent_interface" in b));
+  });
+
+  it("IP address: assigned object content type, as dumpdata natural key or contenttypes pk", () => {
+    const ipr = find("ipam.ipaddress", () => true);
+    // This dump uses natural keys ([app_label, model]); others give the contenttypes pk.
+    const dump = readDump(
+      writeExtract([
+        {
+          model: "contenttypes.contenttype",
+          pk: 77,
+          fields: { app_label: "virtualization", model: "vminterface" },
+        },
+      ]),
+    );
+    assert.equal(dump.contentTypes.get(77), "virtualization.vminterface");
+    const ctPk = ["virtualization", "vminterface"];
+    const b = bodyOf({
+      ...ipr,
+      fields: { ...ipr.fields, assigned_object_type: ctPk, assigned_object_id: 5 },
+    });
+    assert.equal(b.assigned_object_type, "virtualization.vminterface");
+    assert.equal(b.assigned_object_id, "virtualization.vminterface#5");
+    const notes: string[] = [];
+    const fhrp = bodyOf(
+      {
+        ...ipr,
+        fields: { ...ipr.fields, assigned_object_type: ["ipam", "fhrpgroup"], assigned_object_id: 1 },
+      },
+      fakeMapper(notes),
+    );
+    assert.equal(fhrp.assigned_object_type, null);
+    assert.match(notes[0]!, /ipam\.fhrpgroup/);
+  });
+
+  it("cable: one termination per end from dcim.cabletermination; more is skipped with a reason", () => {
+    const cable = find("dcim.cable", () => true);
+    const b = bodyOf(cable);
+    const ends = fakeMapper().cableEnds(cable.pk);
+    const [a] = ends.a;
+    assert.equal(b.termination_a_type, `${a!.fields.termination_type[0]}.${a!.fields.termination_type[1]}`);
+    assert.equal(b.termination_a_id, `${b.termination_a_type}#${a!.fields.termination_id}`);
+    assert.ok(b.termination_b_type && b.termination_b_id);
+    const m = fakeMapper();
+    const two: Mapper = { ...m, cableEnds: () => ({ a: [...ends.a, ...ends.a], b: ends.b }) };
+    assert.match(mapping("dcim.cable").body(cable, two) as string, /2 A-end/);
+  });
+
+  it("custom field: type, content types as app.model, choices from a NetBox 3.6 choice set", () => {
+    const cfr = find("extras.customfield", () => true);
+    const b = bodyOf(cfr);
+    assert.equal(b.type, "text");
+    assert.deepEqual(b.content_types, ["tenancy.tenant"]);
+    const m = fakeMapper();
+    const set = {
+      model: "extras.customfieldchoiceset",
+      pk: 1,
+      fields: {
+        extra_choices: [
+          ["a", "A"],
+          ["b", "B"],
+        ],
+      },
+    };
+    const withSet: Mapper = {
+      ...m,
+      record: (model, pk) => (model === set.model && pk === 1 ? set : m.record(model, pk)),
+    };
+    const sel = mapping("extras.customfield").body(
+      { ...cfr, fields: { ...cfr.fields, type: "select", choice_set: 1 } },
+      withSet,
+    ) as Record<string, any>;
+    assert.equal(sel.type, "select");
+    assert.deepEqual(sel.choices, ["a", "b"]);
+    assert.match(
+      mapping("extras.customfield").body({ ...cfr, fields: { ...cfr.fields, type: "object" } }, m) as string,
+      /no equivalent/,
+    );
+  });
+
+  it("VM: role and cluster, site dropped; VM interface; circuit termination; templates of module types skipped", () => {
+    const vm = find("virtualization.virtualmachine", (f) => f.role !== null);
+    const b = bodyOf(vm);
+    assert.equal(b.role, `dcim.devicerole#${vm.fields.role}`);
+    assert.equal(b.cluster, `virtualization.cluster#${vm.fields.cluster}`);
+    assert.ok(!("site" in b));
+    const vmi = bodyOf(find("virtualization.vminterface", () => true));
+    assert.equal(vmi.status, "active");
+    const ct = find("circuits.circuittermination", (f) => f.site !== null);
+    const cb = bodyOf(ct);
+    assert.equal(cb.term_side, ct.fields.term_side);
+    assert.equal(cb.site, `dcim.site#${ct.fields.site}`);
+    const mt = find("dcim.interfacetemplate", (f) => f.module_type !== null);
+    assert.match(bodyOf(mt) as unknown as string, /module type/);
+  });
+
+  it("unmapped models have a reason", () => {
+    assert.match(skipReason("dcim.sitegroup"), /site groups/);
+    assert.match(skipReason("wireless.wirelesslan"), /wireless/);
+    assert.match(skipReason("foo.bar"), /no equivalent/);
+  });
+});
+
 describe("NetBox import: mapping on extracts", () => {
   let s: TestServer;
   const cable = find("dcim.cable", () => true);
@@ -185,6 +386,29 @@ describe("NetBox import: mapping on extracts", () => {
     );
     assert.equal(d.primary_ip4?.address, ip.fields.address, "primary IP set in the second pass");
     assert.equal(d.primary_ip?.address, ip.fields.address);
+    assert.equal(d.status.value, nbDevice.fields.status);
+    const nbIfaces = records.filter((r) => r.model === "dcim.interface" && r.fields.device === nbDevice.pk);
+    const ifaces = await s.api(`/api/dcim/interfaces/?device_id=${d.id}&limit=1000`);
+    assert.equal(ifaces.body.count, nbIfaces.length, "the device's interfaces, none from templates");
+    assert.deepEqual(
+      ifaces.body.results.map((x: any) => x.name).sort(),
+      nbIfaces.map((x) => x.fields.name).sort(),
+    );
+
+    const nbSite = byKey.get(`dcim.site:${nbDevice.fields.site}`)!;
+    const site = (await s.api(`/api/dcim/sites/?slug=${nbSite.fields.slug}`)).body.results[0];
+    assert.equal(site.name, nbSite.fields.name);
+    assert.equal(site.status.value, nbSite.fields.status);
+    if (nbSite.fields.region)
+      assert.equal(site.region.slug, byKey.get(`dcim.region:${nbSite.fields.region}`)!.fields.slug);
+    if (nbDevice.fields.rack) {
+      const nbRack = byKey.get(`dcim.rack:${nbDevice.fields.rack}`)!;
+      const rack = (await s.api(`/api/dcim/racks/${d.rack.id}/`)).body;
+      assert.equal(rack.name, nbRack.fields.name);
+      assert.equal(rack.site.id, site.id);
+      assert.equal(rack.u_height, nbRack.fields.u_height);
+      assert.equal(d.position, Math.trunc(Number(nbDevice.fields.position)));
+    }
 
     const ips = await s.api(`/api/ipam/ip-addresses/?address=${encodeURIComponent(ip.fields.address)}`);
     assert.equal(ips.body.count, 1);

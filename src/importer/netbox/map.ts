@@ -22,6 +22,13 @@ export interface Mapper {
   locationType(): string;
   /** Cable ends from `dcim.cabletermination` records: cable pk → A/B ends. */
   cableEnds(cablePk: unknown): { a: NetboxRecord[]; b: NetboxRecord[] };
+  /** A raw record of the dump (records of skipped models too: ASNs, choice sets). */
+  record(model: string, pk: unknown): NetboxRecord | undefined;
+  /**
+   * Report data of the current record that is imported only in part (a value with no equivalent was
+   * dropped); shown with its count under "notes" in the summary.
+   */
+  note(message: string): void;
 }
 
 /** One mapping row. */
@@ -92,9 +99,49 @@ export const SKIPPED: Record<string, string> = {
   "extras.journalentry": "no journal in Nautobot 1.6",
   "extras.savedfilter": "no saved filters in Nautobot 1.6",
   "extras.imageattachment": "image files are not in the dump",
+  "extras.customfieldchoiceset": "merged into the custom fields' choices",
+  "extras.webhook": "webhooks are not migrated (endpoints and secrets are site-specific)",
+  "extras.eventrule": "no event rules in Nautobot 1.6",
+  "extras.exporttemplate": "export templates (Jinja2 for NetBox) are not migrated",
+  "extras.customlink": "custom links (Jinja2 for NetBox) are not migrated",
+  "extras.cachedvalue": "NetBox search cache",
+  "extras.configrevision": "NetBox configuration history",
+  "extras.bookmark": "UI bookmarks",
+  "extras.report": "NetBox reports are code",
+  "extras.script": "NetBox scripts are code",
+  "dcim.inventoryitemrole": "no inventory item roles in Nautobot 1.6",
+  "dcim.inventoryitemtemplate": "no inventory item templates in Nautobot 1.6",
+  "dcim.virtualdevicecontext": "no virtual device contexts in Nautobot 1.6",
+  "circuits.provideraccount": "no provider accounts in Nautobot 1.6 (provider.account holds one)",
+  "ipam.fhrpgroup": "no FHRP groups in Nautobot 1.6",
+  "ipam.fhrpgroupassignment": "no FHRP groups in Nautobot 1.6",
+  "ipam.servicetemplate": "no service templates in Nautobot 1.6",
+  "ipam.l2vpn": "no L2VPN models in Nautobot 1.6",
+  "ipam.l2vpntermination": "no L2VPN models in Nautobot 1.6",
 };
 
-/** NetBox interface/component status-less models get `active`; NetBox statuses map by value. */
+/** Reasons for whole NetBox applications with no equivalent. */
+const SKIPPED_APPS: Record<string, string> = {
+  wireless: "no wireless models in Nautobot 1.6",
+  core: "NetBox data sources and jobs are not data of the network",
+  vpn: "no VPN models in Nautobot 1.6",
+  django_rq: "NetBox task queue",
+  taggit: "tags come from extras.tag",
+};
+
+/** Why records of an unmapped NetBox model are skipped. */
+export function skipReason(netboxModel: string): string {
+  return (
+    SKIPPED[netboxModel] ||
+    SKIPPED_APPS[netboxModel.split(".")[0] ?? ""] ||
+    "no equivalent model in Nautobot 1.6"
+  );
+}
+
+/**
+ * NetBox 3.x status values are the slugs of Nautobot 1.6's default statuses for the same models (checked
+ * against store/default-statuses.ts), so they map by value.
+ */
 const status = (v: unknown, fallback = "active") => (v ? String(v) : fallback);
 
 const component = (
@@ -137,6 +184,21 @@ const template = (
   },
 });
 
+/**
+ * Nautobot 1.6 sites and providers hold one `asn` number; NetBox 3.x links them to ASN objects (`asns`).
+ * One ASN is carried over; with several, none is (noted).
+ */
+const asn = (r: NetboxRecord, m: Mapper): Body => {
+  const list = (r.fields.asns ?? []) as unknown[];
+  if (list.length === 0) return r.fields.asn ? { asn: r.fields.asn } : {};
+  if (list.length > 1) {
+    m.note(`${list.length} ASNs, Nautobot 1.6 holds one: asn left empty`);
+    return {};
+  }
+  const rec = m.record("ipam.asn", list[0]);
+  return rec ? { asn: rec.fields.asn } : {};
+};
+
 const cf = (f: Record<string, any>) =>
   f.custom_field_data && Object.keys(f.custom_field_data).length
     ? { custom_fields: f.custom_field_data }
@@ -160,9 +222,11 @@ export const MAPPINGS: Mapping[] = [
     model: "extras.customfield",
     natural: ["name"],
     body: (r, m) => {
+      // NetBox CustomFieldTypeChoices → Nautobot CustomFieldTypeChoices (longtext renders as Markdown in
+      // NetBox); decimal, datetime, object and multiobject have no equivalent.
       const types: Record<string, string> = {
         text: "text",
-        longtext: "text",
+        longtext: "markdown",
         integer: "integer",
         boolean: "boolean",
         date: "date",
@@ -173,6 +237,16 @@ export const MAPPINGS: Mapping[] = [
       };
       const type = types[String(r.fields.type)];
       if (!type) return `custom field type ${r.fields.type} has no equivalent`;
+      // NetBox ≤ 3.5: `choices` on the field; 3.6: a choice set with `extra_choices` [[value, label], ...].
+      let choices: string[] = [];
+      if (Array.isArray(r.fields.choices)) choices = r.fields.choices.map(String);
+      else if (r.fields.choice_set) {
+        const set = m.record("extras.customfieldchoiceset", r.fields.choice_set);
+        if (!set) return `choice set ${r.fields.choice_set} is not in the dump`;
+        if (set.fields.base_choices)
+          m.note(`predefined choice set ${set.fields.base_choices} not carried over`);
+        choices = ((set.fields.extra_choices ?? []) as unknown[][]).map((c) => String(c[0]));
+      }
       const cts = ((r.fields.content_types ?? []) as unknown[])
         .map((c) => (Array.isArray(c) ? `${c[0]}.${c[1]}` : m.ct(c)))
         .map((c) => m.ourCt(c))
@@ -189,6 +263,7 @@ export const MAPPINGS: Mapping[] = [
         validation_minimum: r.fields.validation_minimum ?? null,
         validation_maximum: r.fields.validation_maximum ?? null,
         validation_regex: str(r.fields.validation_regex),
+        ...(type === "select" || type === "multi-select" ? { choices } : {}),
         content_types: cts,
       };
     },
@@ -248,6 +323,7 @@ export const MAPPINGS: Mapping[] = [
       latitude: r.fields.latitude ?? null,
       longitude: r.fields.longitude ?? null,
       comments: str(r.fields.comments),
+      ...asn(r, m),
       ...cf(r.fields),
     }),
   },
@@ -451,7 +527,8 @@ export const MAPPINGS: Mapping[] = [
   {
     netbox: "ipam.vrf",
     model: "ipam.vrf",
-    natural: ["name", "rd"],
+    // rd is unique when set; a VRF without one is matched by name among VRFs without rd.
+    natural: [["rd"], ["rd", "name"]],
     body: (r, m) => ({
       name: r.fields.name,
       rd: r.fields.rd || null,
@@ -479,6 +556,10 @@ export const MAPPINGS: Mapping[] = [
     natural: ["site", "name"],
     body: (r, m) => {
       const scope = m.ct(r.fields.scope_type);
+      if (scope && scope !== "dcim.site" && scope !== "dcim.location")
+        m.note(
+          `scope ${scope} has no equivalent (Nautobot 1.6 groups belong to a site or location): group made global`,
+        );
       return {
         name: r.fields.name,
         slug: r.fields.slug,
@@ -570,7 +651,8 @@ export const MAPPINGS: Mapping[] = [
     mode: str(f.mode),
     untagged_vlan: m.ref("ipam.vlan", f.untagged_vlan),
     tagged_vlans: m.refs("ipam.vlan", f.tagged_vlans),
-    status: f.enabled === false ? "planned" : "active",
+    // NetBox interfaces have no status; Nautobot 1.4's own migration set every interface to Active.
+    status: "active",
   })),
   component("dcim.rearport", "dcim.rearport", (f) => ({ type: f.type, positions: f.positions ?? 1 })),
   component("dcim.frontport", "dcim.frontport", (f, m) => ({
@@ -579,13 +661,18 @@ export const MAPPINGS: Mapping[] = [
     rear_port_position: f.rear_port_position ?? 1,
   })),
   component("dcim.devicebay", "dcim.devicebay", () => ({})),
-  component("dcim.inventoryitem", "dcim.inventoryitem", (f, m) => ({
-    manufacturer: m.ref("dcim.manufacturer", f.manufacturer),
-    part_id: str(f.part_id),
-    serial: str(f.serial),
-    asset_tag: f.asset_tag || null,
-    discovered: !!f.discovered,
-  })),
+  {
+    ...component("dcim.inventoryitem", "dcim.inventoryitem", (f, m) => ({
+      parent: m.ref("dcim.inventoryitem", f.parent),
+      manufacturer: m.ref("dcim.manufacturer", f.manufacturer),
+      part_id: str(f.part_id),
+      serial: str(f.serial),
+      asset_tag: f.asset_tag || null,
+      discovered: !!f.discovered,
+    })),
+    natural: ["device", "parent", "name"],
+    order: treeOrder("parent"),
+  },
   {
     netbox: "virtualization.virtualmachine",
     model: "virtualization.virtualmachine",
@@ -626,6 +713,7 @@ export const MAPPINGS: Mapping[] = [
       mode: str(r.fields.mode),
       untagged_vlan: m.ref("ipam.vlan", r.fields.untagged_vlan),
       tagged_vlans: m.refs("ipam.vlan", r.fields.tagged_vlans),
+      status: "active",
     }),
   },
   {
@@ -652,6 +740,8 @@ export const MAPPINGS: Mapping[] = [
     body: (r, m) => {
       const type = m.ourCt(m.ct(r.fields.assigned_object_type));
       const netboxType = m.ct(r.fields.assigned_object_type);
+      if (netboxType && !type)
+        m.note(`assigned to a ${netboxType}, which has no equivalent: left unassigned`);
       return {
         address: r.fields.address,
         vrf: m.ref("ipam.vrf", r.fields.vrf),
@@ -669,13 +759,56 @@ export const MAPPINGS: Mapping[] = [
       r.fields.nat_inside ? { nat_inside: m.ref("ipam.ipaddress", r.fields.nat_inside) } : undefined,
   },
   {
+    netbox: "ipam.service",
+    model: "ipam.service",
+    natural: ["device", "virtual_machine", "protocol", "name"],
+    body: (r, m) => ({
+      device: m.ref("dcim.device", r.fields.device),
+      virtual_machine: m.ref("virtualization.virtualmachine", r.fields.virtual_machine),
+      name: r.fields.name,
+      ports: r.fields.ports ?? [],
+      protocol: r.fields.protocol,
+      ipaddresses: m.refs("ipam.ipaddress", r.fields.ipaddresses),
+      description: str(r.fields.description),
+    }),
+  },
+  {
+    netbox: "extras.configcontext",
+    model: "extras.configcontext",
+    natural: ["name"],
+    body: (r, m) => {
+      // Dropping a scope NetBox has and Nautobot 1.6 lacks would widen the context: skip instead.
+      for (const k of ["site_groups", "cluster_types"])
+        if (((r.fields[k] ?? []) as unknown[]).length) return `scoped by ${k}, which has no equivalent`;
+      return {
+        name: r.fields.name,
+        weight: r.fields.weight ?? 1000,
+        description: str(r.fields.description),
+        is_active: r.fields.is_active !== false,
+        regions: m.refs("dcim.region", r.fields.regions),
+        sites: m.refs("dcim.site", r.fields.sites),
+        locations: m.refs("dcim.location", r.fields.locations),
+        roles: m.refs("dcim.devicerole", r.fields.roles),
+        device_types: m.refs("dcim.devicetype", r.fields.device_types),
+        platforms: m.refs("dcim.platform", r.fields.platforms),
+        cluster_groups: m.refs("virtualization.clustergroup", r.fields.cluster_groups),
+        clusters: m.refs("virtualization.cluster", r.fields.clusters),
+        tenant_groups: m.refs("tenancy.tenantgroup", r.fields.tenant_groups),
+        tenants: m.refs("tenancy.tenant", r.fields.tenants),
+        tags: m.refs("extras.tag", r.fields.tags),
+        data: r.fields.data ?? {},
+      };
+    },
+  },
+  {
     netbox: "circuits.provider",
     model: "circuits.provider",
     natural: ["name"],
-    body: (r) => ({
+    body: (r, m) => ({
       name: r.fields.name,
       slug: r.fields.slug,
       comments: str(r.fields.comments),
+      ...asn(r, m),
       ...cf(r.fields),
     }),
   },

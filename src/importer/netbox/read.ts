@@ -15,11 +15,15 @@ export interface NetboxDump {
   byModel: Map<string, NetboxRecord[]>;
   /** NetBox content-type pk → `app.model`. */
   contentTypes: Map<number, string>;
+  /** Number of records in the file. */
   total: number;
+  /** One record by model and pk (pks compared as text). */
+  get(model: string, pk: unknown): NetboxRecord | undefined;
 }
 
 /**
- * Read and index a dump file.
+ * Read and index a dump file (`python manage.py dumpdata` output of NetBox 3.x: a JSON list of
+ * `{model: "app.model", pk, fields: {...}}`; foreign keys are pks, content types a pk or `[app, model]`).
  * @throws Error with a one-line message when the file is missing or is not a dumpdata list.
  */
 export function readDump(file: string): NetboxDump {
@@ -36,9 +40,18 @@ export function readDump(file: string): NetboxDump {
     if (!r || typeof r !== "object" || typeof r.model !== "string" || !r.fields) {
       throw new Error(`${file} is not a NetBox dumpdata file (a record lacks model/fields)`);
     }
-    byModel.set(r.model, [...(byModel.get(r.model) ?? []), r]);
+    const list = byModel.get(r.model);
+    if (list) list.push(r);
+    else byModel.set(r.model, [r]);
     if (r.model === "contenttypes.contenttype")
       contentTypes.set(Number(r.pk), `${r.fields.app_label}.${r.fields.model}`);
   }
-  return { byModel, contentTypes, total: data.length };
+  const index = new Map<string, NetboxRecord>();
+  for (const list of byModel.values()) for (const r of list) index.set(`${r.model}:${String(r.pk)}`, r);
+  return {
+    byModel,
+    contentTypes,
+    total: data.length,
+    get: (model, pk) => index.get(`${model}:${String(pk)}`),
+  };
 }

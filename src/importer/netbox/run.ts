@@ -14,7 +14,7 @@ import { ValidationError } from "../../service/errors.ts";
 import { findRecords } from "../../service/rows.ts";
 import { createObject, inTransaction, updateObject } from "../../service/write.ts";
 import type { Store } from "../../store/db.ts";
-import { type Body, MAPPINGS, type Mapper, type Mapping, SELF_REFERENCES, SKIPPED } from "./map.ts";
+import { type Body, MAPPINGS, type Mapper, type Mapping, SELF_REFERENCES, skipReason } from "./map.ts";
 import { type NetboxRecord, readDump } from "./read.ts";
 
 /** Placeholder id for a reference whose NetBox record was not imported (fails validation as "not found"). */
@@ -29,6 +29,8 @@ interface Stat {
   skipped: number;
   failed: number;
   reasons: Set<string>;
+  /** Partial imports: message → number of records. */
+  notes: Map<string, number>;
 }
 
 /** Options of an import. */
@@ -72,7 +74,7 @@ export async function importNetbox(args: ImportArgs): Promise<boolean> {
   const stat = (model: string): Stat => {
     let s = stats.get(model);
     if (!s) {
-      s = { read: 0, imported: 0, present: 0, skipped: 0, failed: 0, reasons: new Set() };
+      s = { read: 0, imported: 0, present: 0, skipped: 0, failed: 0, reasons: new Set(), notes: new Map() };
       stats.set(model, s);
     }
     return s;
@@ -87,10 +89,19 @@ export async function importNetbox(args: ImportArgs): Promise<boolean> {
     cableEnds.set(key, e);
   }
   let locationTypeId = "";
+  /** The NetBox model being mapped (notes are filed under it). */
+  let current = "";
+  /** References of the record being mapped whose NetBox record was not imported (for the failure text). */
+  let missing: string[] = [];
+  const lookup = (model: string, pk: unknown): string => {
+    const id = ids.get(`${model}:${pk}`);
+    if (id) return id;
+    missing.push(`${model} pk ${String(pk)}`);
+    return MISSING;
+  };
   const mapper: Mapper = {
-    ref: (model, pk) =>
-      pk === null || pk === undefined || pk === "" ? null : (ids.get(`${model}:${pk}`) ?? MISSING),
-    refs: (model, pks) => (Array.isArray(pks) ? pks.map((pk) => ids.get(`${model}:${pk}`) ?? MISSING) : []),
+    ref: (model, pk) => (pk === null || pk === undefined || pk === "" ? null : lookup(model, pk)),
+    refs: (model, pks) => (Array.isArray(pks) ? pks.map((pk) => lookup(model, pk)) : []),
     ct: (v) => {
       if (v === null || v === undefined) return null;
       // dumpdata writes content types as a pk, or as a natural key [app_label, model].
@@ -100,6 +111,11 @@ export async function importNetbox(args: ImportArgs): Promise<boolean> {
     ourCt: (ct) => (ct && reg.models.has(ct) ? ct : null),
     locationType: () => locationTypeId,
     cableEnds: (pk) => cableEnds.get(String(pk)) ?? { a: [], b: [] },
+    record: (model, pk) => dump.get(model, pk),
+    note: (message) => {
+      const notes = stat(current).notes;
+      notes.set(message, (notes.get(message) ?? 0) + 1);
+    },
   };
 
   const base = makeCtx({ store, reg, settings: { enforceGlobalUnique: false, changelog: true } });
@@ -145,10 +161,13 @@ export async function importNetbox(args: ImportArgs): Promise<boolean> {
       if (!tty) out.write(`${label}: ${records.length} records\n`);
     };
     const fail = (model: string, pk: unknown, e: unknown) => {
-      if (!(e instanceof ValidationError)) throw e;
+      // Anything but a validation error (a database error) ends the import: the batch rolls back.
+      if (!(e instanceof ValidationError))
+        throw new Error(`${model} pk ${String(pk)}: ${(e as Error).message}`, { cause: e });
       stat(model).failed++;
-      failures.push({ model, pk, message: errorText(e) });
-      if (strict) throw new StrictAbort(`${model} pk ${String(pk)}: ${errorText(e)}`);
+      const why = missing.length ? ` (not imported: ${[...new Set(missing)].join(", ")})` : "";
+      failures.push({ model, pk, message: errorText(e) + why });
+      if (strict) throw new StrictAbort(`${model} pk ${String(pk)}: ${errorText(e)}${why}`);
     };
 
     for (const mapping of MAPPINGS) await importModel(mapping);
@@ -159,6 +178,8 @@ export async function importNetbox(args: ImportArgs): Promise<boolean> {
         ? mapping.order(dump.byModel.get(mapping.netbox) ?? [])
         : (dump.byModel.get(mapping.netbox) ?? []);
       await phase(mapping.netbox, records, async (c, r) => {
+        current = mapping.netbox;
+        missing = [];
         const body = mapping.body(r, mapper);
         if (typeof body === "string") {
           stat(mapping.netbox).skipped++;
@@ -200,9 +221,11 @@ export async function importNetbox(args: ImportArgs): Promise<boolean> {
     for (const [nb, fn] of Object.entries(SELF_REFERENCES)) laters.push([nb, nb, fn]);
     for (const [nb, key, fn] of laters) {
       const model = reg.get(key);
+      current = nb;
       const records = (dump.byModel.get(nb) ?? []).filter((r) => ids.has(`${nb}:${r.pk}`) && fn(r, mapper));
       await phase(`${nb} (references)`, records, async (c, r) => {
         const id = ids.get(`${nb}:${r.pk}`)!;
+        missing = [];
         try {
           await updateObject(c, model, id, fn(r, mapper), true);
         } catch (e) {
@@ -236,6 +259,7 @@ export async function importNetbox(args: ImportArgs): Promise<boolean> {
       async (c, r) => {
         const e = taggedList[Number(r.pk)]!;
         const s = stat("extras.taggeditem");
+        missing = [];
         try {
           const current = (await findRecords(c, reg.get(e.model), { id: e.id }, 1))[0];
           const have = new Set(
@@ -282,7 +306,7 @@ export async function importNetbox(args: ImportArgs): Promise<boolean> {
   for (const [model, s] of stats) {
     if (mapped.has(model)) continue;
     s.skipped = s.read;
-    s.reasons.add(SKIPPED[model] ?? "no equivalent model");
+    s.reasons.add(skipReason(model));
   }
   const table = new Table({
     head: ["NetBox model", "read", "imported", "present", "skipped", "failed"],
@@ -302,10 +326,18 @@ export async function importNetbox(args: ImportArgs): Promise<boolean> {
     for (const [model, s] of skippedModels)
       out.write(`  ${model} (${s.skipped}): ${[...s.reasons].join("; ")}\n`);
   }
+  const noted = sorted.filter(([, s]) => s.notes.size > 0);
+  if (noted.length) {
+    out.write("imported in part (a value with no equivalent was dropped):\n");
+    for (const [model, s] of noted)
+      for (const [message, n] of s.notes) out.write(`  ${model} (${n}): ${message}\n`);
+  }
   if (failures.length) {
     out.write("failed:\n");
     for (const f of failures) out.write(`  ${f.model} pk ${String(f.pk)}: ${f.message}\n`);
   }
-  out.write(`imported ${dump.total} records in ${seconds.toFixed(2)} s\n`);
+  out.write(
+    `${dump.total} records read, ${totals[1]} imported, ${totals[2]} already present, ${totals[3]} skipped, ${totals[4]} failed in ${seconds.toFixed(2)} s\n`,
+  );
   return failures.length === 0;
 }
