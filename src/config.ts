@@ -20,6 +20,8 @@ export interface Config {
   enforceGlobalUnique: boolean;
   /** pino log level. */
   logLevel: string;
+  /** Attempts per webhook delivery before it is marked failed (issue 4; default 5). */
+  webhookMaxAttempts: number;
 }
 
 const bool = (v: string | undefined, d: boolean) =>
@@ -39,5 +41,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: bool(env.INVENTORY_TRUST_PROXY, false),
     enforceGlobalUnique: bool(env.INVENTORY_ENFORCE_GLOBAL_UNIQUE, false),
     logLevel: env.INVENTORY_LOG_LEVEL ?? "info",
+    webhookMaxAttempts: Math.max(1, int(env.INVENTORY_WEBHOOK_MAX_ATTEMPTS, 5)),
   };
 }

@@ -1,9 +1,18 @@
 /**
- * The `inventory` command line: serve, migrate, createsuperuser, token create, import netbox.
+ * The `inventory` command line: serve, worker, webhook-receiver, migrate, createsuperuser, token create,
+ * import netbox.
  * Every command prints `--help`; bad flags and unreachable databases are one-line errors with exit code 2.
  */
 import { Command, CommanderError } from "commander";
-import { runCreateSuperuser, runImportNetbox, runMigrate, runServe, runTokenCreate } from "./cli/commands.ts";
+import {
+  runCreateSuperuser,
+  runImportNetbox,
+  runMigrate,
+  runServe,
+  runTokenCreate,
+  runWebhookReceiver,
+  runWorker,
+} from "./cli/commands.ts";
 
 /** Error for the CLI's one-line messages (exit code 2). */
 export class CliError extends Error {
@@ -32,7 +41,23 @@ program
     "--demo",
     "serve a fresh SQLite database loaded with the NetBox demo data (implies --anonymous-read off; prints a token)",
   )
+  .option("--no-worker", "do not run a webhook worker in this process (run `inventory worker` instead)")
   .action(runServe);
+
+program
+  .command("worker")
+  .description("run a webhook delivery worker (several may run against one PostgreSQL database)")
+  .option(dbOpt, dbHelp)
+  .option("--concurrency <n>", "deliveries sent in parallel (env INVENTORY_WEBHOOK_CONCURRENCY, default 16)")
+  .action(runWorker);
+
+program
+  .command("webhook-receiver")
+  .description("listen for webhook requests and print them (troubleshooting; answers 200)")
+  .option("--port <port>", "TCP port", "9000")
+  .option("--host <host>", "address to listen on", "localhost")
+  .option("--no-headers", "do not print request headers")
+  .action(runWebhookReceiver);
 
 program
   .command("migrate")

@@ -5,11 +5,13 @@
 import closeWithGrace from "close-with-grace";
 import pino from "pino";
 import { type Config, configFromEnv } from "../config.ts";
-import { buildApp } from "../http/app.ts";
+import { buildApp, VERSION } from "../http/app.ts";
 import { registry } from "../registry/index.ts";
 import { createToken, ensureSuperuser } from "../service/accounts.ts";
 import { openStore, type Store } from "../store/db.ts";
 import { migrate } from "../store/migrate.ts";
+import { startReceiver } from "../webhooks/receiver.ts";
+import { WebhookWorker, workerSettingsFromEnv } from "../webhooks/worker.ts";
 
 interface DbOpts {
   database?: string;
@@ -74,6 +76,7 @@ export async function runServe(
     anonymousRead?: boolean;
     trustProxy?: boolean;
     demo?: boolean;
+    worker?: boolean;
   },
 ): Promise<void> {
   const config: Config = configFromEnv();
@@ -97,6 +100,11 @@ export async function runServe(
   await migrate(store, registry());
   const app = await buildApp({ store, reg: registry(), config, logger });
   await app.listen({ host: config.host, port: config.port });
+  const worker =
+    opts.worker === false
+      ? undefined
+      : new WebhookWorker(store, workerSettingsFromEnv(process.env, VERSION), logger);
+  worker?.start();
   const where = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`;
   process.stdout.write(
     `inventory listening on ${where}/api/ (database ${config.databaseUrl.replace(/\/\/[^@]*@/, "//")})\n`,
@@ -111,7 +119,49 @@ export async function runServe(
   closeWithGrace({ delay: 10000 }, async ({ err }) => {
     if (err) logger.error({ err }, "shutting down after error");
     await app.close();
+    await worker?.stop();
     await store.close();
+  });
+}
+
+/** `inventory worker`: deliver webhooks from the outbox until SIGINT/SIGTERM. */
+export async function runWorker(opts: DbOpts & { concurrency?: string }): Promise<void> {
+  const config = configFromEnv();
+  const store = await open(opts);
+  const settings = workerSettingsFromEnv(process.env, VERSION);
+  if (opts.concurrency !== undefined) {
+    if (!/^\d+$/.test(opts.concurrency) || Number(opts.concurrency) < 1)
+      throw new Error(`invalid --concurrency ${opts.concurrency}`);
+    settings.concurrency = Number(opts.concurrency);
+  }
+  const logger = pino({ level: config.logLevel });
+  const worker = new WebhookWorker(store, settings, logger);
+  worker.start();
+  process.stdout.write(
+    `webhook worker ${worker.id} running (database ${store.url.replace(/\/\/[^@]*@/, "//")})\n`,
+  );
+  closeWithGrace({ delay: settings.timeoutMs + 5000 }, async () => {
+    await worker.stop();
+    await store.close();
+  });
+}
+
+/** `inventory webhook-receiver` */
+export async function runWebhookReceiver(opts: {
+  port: string;
+  host: string;
+  headers: boolean;
+}): Promise<void> {
+  if (!/^\d+$/.test(opts.port) || Number(opts.port) > 65535) throw new Error(`invalid --port ${opts.port}`);
+  const server = await startReceiver({
+    port: Number(opts.port),
+    host: opts.host,
+    headers: opts.headers !== false,
+    out: process.stdout,
+  });
+  closeWithGrace({ delay: 1000 }, async () => {
+    process.stdout.write("\nExiting...\n");
+    server.close();
   });
 }
 

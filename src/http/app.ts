@@ -15,6 +15,7 @@ import { normalizeUuid, RESERVED_PARAMS } from "../query/filters.ts";
 import { APPS, type Model, type Registry } from "../registry/index.ts";
 import { type Ctx, makeCtx } from "../service/context.ts";
 import { AppError, NotFoundError, PermissionDenied, ValidationError } from "../service/errors.ts";
+import { retryDeliveries } from "../service/outbox.ts";
 import { getRow, listRows } from "../service/read.ts";
 import { detailUrl, represent } from "../service/represent.ts";
 import { createMany, createObject, deleteObjects, inTransaction, updateObject } from "../service/write.ts";
@@ -81,7 +82,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: 64 * 1024 * 1024,
   }) as unknown as FastifyInstance;
 
-  const settings = { enforceGlobalUnique: config.enforceGlobalUnique, changelog: true };
+  const settings = {
+    enforceGlobalUnique: config.enforceGlobalUnique,
+    changelog: true,
+    webhookMaxAttempts: config.webhookMaxAttempts,
+  };
 
   // Bodies: JSON only (415 otherwise), DRF's parse error text, `application/json;` tolerated.
   app.removeAllContentTypeParsers();
@@ -303,6 +308,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const entries = [...reg.appModels(appName).map((m) => m.path), ...extra].sort();
     for (const p of entries) body[p] = `${baseUrl(req)}/api/${appName}/${p}/`;
     return send(req, reply, 200, body);
+  });
+
+  // ---- webhook deliveries: retry by hand (issue 4) -------------------------------------------------
+  app.post("/api/extras/webhook-deliveries/:id/retry/", async (req, reply) => {
+    const id = normalizeUuid((req.params as { id: string }).id);
+    if (!id) throw new NotFoundError();
+    const ctx = ctxFor(req);
+    await inTransaction(ctx, (t) => retryDeliveries(t, { deliveryId: id }));
+    const [obj] = await renderIds(ctx, reg.get("extras.webhookdelivery"), [id]);
+    return send(req, reply, 200, obj);
+  });
+  app.post("/api/extras/webhooks/:id/retry-failed/", async (req, reply) => {
+    const id = normalizeUuid((req.params as { id: string }).id);
+    if (!id) throw new NotFoundError();
+    const ctx = ctxFor(req);
+    const retried = await inTransaction(ctx, (t) => retryDeliveries(t, { webhookId: id }));
+    return send(req, reply, 200, { retried });
   });
 
   // ---- generic model endpoints -------------------------------------------------------------------

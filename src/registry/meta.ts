@@ -282,6 +282,8 @@ export interface ModelDef {
   /** Ordering columns (field names; `-` prefix for descending; `<field>_nat` allowed). `id` is appended. */
   ordering?: readonly string[];
   uniqueTogether?: readonly UniqueTogether[];
+  /** Extra (non-unique) indexes: lists of column names. */
+  indexes?: ReadonlyArray<readonly string[]>;
   /** Fields searched by `q` (icontains, OR). */
   search?: readonly string[];
   /** Extra filters by query parameter name. */

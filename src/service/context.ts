@@ -19,6 +19,8 @@ export interface ServiceSettings {
   enforceGlobalUnique: boolean;
   /** Change logging on/off (always on for the API). */
   changelog: boolean;
+  /** Attempts per webhook delivery before it is marked failed (default 5). */
+  webhookMaxAttempts?: number;
 }
 
 /** Everything a service call needs. `db` is the transaction when inside one. */

@@ -17,6 +17,7 @@ import type { Ctx } from "./context.ts";
 import { AppError, type ErrorBag, NotFoundError, ProtectedError, ValidationError } from "./errors.ts";
 import { runHook } from "./hooks.ts";
 import { naturalKey, parseWrite } from "./input.ts";
+import { enqueueDeliveries, type LoggedChange, outboxSignal, QUEUED_KEY } from "./outbox.ts";
 import { detailUrl, nestedFor, represent } from "./represent.ts";
 import {
   chunks,
@@ -213,6 +214,7 @@ async function writeRelations(
     }
   }
   if (tags !== undefined) {
+    ctx.memo.delete("taggedTypes"); // represent.ts memo of content types carrying tags
     await ctx.db
       .deleteFrom("extras_taggeditem")
       .where("content_type", "=", model.key)
@@ -321,7 +323,7 @@ async function snapshots(
   model: Model,
   ids: string[],
 ): Promise<Map<string, Record<string, unknown>>> {
-  if (!ctx.settings.changelog) return new Map();
+  if (!ctx.settings.changelog || model.readOnly) return new Map();
   const sub: Ctx = { ...ctx, baseUrl: "", nestedCache: new Map() };
   const rows = [...(await rowsById(ctx, model, ids)).values()];
   const objs = await represent(sub, model, rows, "full", { excludeConfigContext: true });
@@ -438,7 +440,12 @@ export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Prom
   }
 }
 
-/** Write the ObjectChange rows of everything changed in this transaction (set-wise per model). */
+/**
+ * Write the ObjectChange rows of everything changed in this transaction (set-wise per model), one per
+ * object: the last action wins and a create stays a create (issue 4: one logical change, one event).
+ * Then queue the webhook deliveries of those changes (service/outbox.ts) in the same transaction.
+ * Read-only models (object changes, deliveries, content types) are not change-logged.
+ */
 export async function flushChanges(ctx: Ctx): Promise<void> {
   const list = pending(ctx);
   ctx.memo.delete(pendingKey);
@@ -446,11 +453,12 @@ export async function flushChanges(ctx: Ctx): Promise<void> {
   const oc = ctx.reg.get("extras.objectchange");
   const byModel = new Map<string, PendingChange[]>();
   for (const c of list) {
-    if (c.model.key === "extras.objectchange") continue;
+    if (c.model.readOnly) continue;
     byModel.set(c.model.key, [...(byModel.get(c.model.key) ?? []), c]);
   }
   const time = nowIso();
   const rows: Row[] = [];
+  const logged: LoggedChange[] = [];
   for (const [key, changes] of byModel) {
     const m = ctx.reg.get(key);
     const live = changes.filter((c) => c.action !== "delete").map((c) => c.id);
@@ -460,17 +468,18 @@ export async function flushChanges(ctx: Ctx): Promise<void> {
     for (const c of changes) {
       const prev = last.get(c.id);
       if (prev?.action === "create" && c.action === "update") continue;
+      // Two updates of one object: the event's prechange is the state before the first.
       last.set(
         c.id,
-        c.action === "update" && prev?.prechange === undefined && prev
-          ? { ...c, prechange: prev.prechange }
-          : c,
+        c.action === "update" && prev?.action === "update" ? { ...c, prechange: prev.prechange } : c,
       );
     }
     for (const c of last.values()) {
       const data = c.action === "delete" ? c.prechange : post.get(c.id);
+      const ocId = randomUUID();
+      logged.push({ objectChangeId: ocId, action: c.action, contentType: key, objectId: c.id });
       rows.push({
-        id: randomUUID(),
+        id: ocId,
         time,
         user_id: ctx.actor?.id ?? null,
         user_name: ctx.actor?.username ?? "Undefined",
@@ -482,10 +491,15 @@ export async function flushChanges(ctx: Ctx): Promise<void> {
         related_object_id: null,
         object_repr: String((data as Row | undefined)?.display ?? c.id).slice(0, 200),
         object_data: JSON.stringify(data ?? null),
+        prechange_data:
+          c.action === "update" && c.prechange !== undefined ? JSON.stringify(c.prechange) : null,
+        base_url: ctx.baseUrl || null,
       });
     }
   }
   for (const part of chunks(rows, 200)) await ctx.db.insertInto(oc.table).values(part).execute();
+  const queued = await enqueueDeliveries(ctx, logged, time);
+  if (queued) ctx.memo.set(QUEUED_KEY, ((ctx.memo.get(QUEUED_KEY) as number) ?? 0) + queued);
 }
 
 /**
@@ -494,14 +508,18 @@ export async function flushChanges(ctx: Ctx): Promise<void> {
  */
 export async function inTransaction<T>(ctx: Ctx, fn: (tctx: Ctx) => Promise<T>): Promise<T> {
   if (ctx.db !== ctx.store.db) return fn(ctx);
+  let queued = 0;
   try {
-    return await ctx.store.db.transaction().execute(async (trx) => {
+    const result = await ctx.store.db.transaction().execute(async (trx) => {
       const tctx: Ctx = { ...ctx, db: trx, memo: new Map(), nestedCache: new Map() };
       const out = await fn(tctx);
       await flushChanges(tctx);
+      queued = (tctx.memo.get(QUEUED_KEY) as number | undefined) ?? 0;
       for (const [k, v] of tctx.freshTokenKeys) ctx.freshTokenKeys.set(k, v);
       return out;
     });
+    if (queued) outboxSignal.emit("queued", queued);
+    return result;
   } finally {
     // Committed or not, cached reads of this process must not outlive the write.
     ctx.store.committed();

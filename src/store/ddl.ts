@@ -94,6 +94,7 @@ export function schemaFor(reg: Registry, dialect: Dialect): { tables: TableSpec[
       ix(m.table, cols);
     }
     if (m.changelog) ix(m.table, ["last_updated"]);
+    for (const cols of m.indexes ?? []) ix(m.table, [...cols]);
     const order = orderColumns(m).map(([c]) => c);
     if (order.length > 1) ix(m.table, order);
   }

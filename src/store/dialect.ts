@@ -2,7 +2,7 @@
  * The SQL dialects. This module (with sqlite-driver.ts and db.ts) is the only place that knows which engine
  * is in use; everything else asks the `Dialect` for the few things that differ.
  */
-import { type RawBuilder, sql } from "kysely";
+import { CompiledQuery, type Kysely, type RawBuilder, sql, type Transaction } from "kysely";
 import type { Column } from "../registry/index.ts";
 
 /** Engine capabilities and SQL snippets that differ between SQLite and PostgreSQL. */
@@ -20,6 +20,15 @@ export interface Dialect {
   jsonText(column: RawBuilder<unknown>, key: string): RawBuilder<unknown>;
   /** The n-th (1-based) bind placeholder in raw SQL text. */
   placeholder(n: number): string;
+  /** Row-lock clause of a claiming SELECT on table alias `alias` (PostgreSQL `FOR UPDATE OF a SKIP LOCKED`; "" on SQLite, which serialises writers). */
+  skipLocked(alias: string): string;
+  /** DDL creating a named sequence, or undefined when the engine emulates it (SQLite). */
+  sequenceDdl(name: string): string | undefined;
+  /**
+   * Take `count` increasing values of a named sequence inside the caller's transaction.
+   * @returns the values, ascending.
+   */
+  nextValues(db: Kysely<any> | Transaction<any>, name: string, count: number): Promise<number[]>;
 }
 
 export const sqliteDialect: Dialect = {
@@ -42,6 +51,19 @@ export const sqliteDialect: Dialect = {
   regex: (expr, pattern, ci) => sql<boolean>`regexp(${ci ? `(?i)${pattern}` : pattern}, ${expr})`,
   jsonText: (column, key) => sql`json_extract(${column}, ${`$."${key}"`})`,
   placeholder: () => "?",
+  skipLocked: () => "",
+  sequenceDdl: () => undefined,
+  async nextValues(db, name, count) {
+    // Writers are serialised on SQLite, so a counter row in inventory_meta is exact and cheap.
+    const r = await db.executeQuery<{ value: string | number }>(
+      CompiledQuery.raw(
+        `INSERT INTO inventory_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = CAST(inventory_meta.value AS INTEGER) + ? RETURNING value`,
+        [`seq:${name}`, String(count), count],
+      ),
+    );
+    const last = Number(r.rows[0]!.value);
+    return Array.from({ length: count }, (_, i) => last - count + 1 + i);
+  },
 };
 
 export const postgresDialect: Dialect = {
@@ -67,4 +89,12 @@ export const postgresDialect: Dialect = {
     ci ? sql<boolean>`(${expr})::text ~* ${pattern}` : sql<boolean>`(${expr})::text ~ ${pattern}`,
   jsonText: (column, key) => sql`((${column})::jsonb ->> ${key})`,
   placeholder: (n) => `$${n}`,
+  skipLocked: (alias) => ` FOR UPDATE OF ${alias} SKIP LOCKED`,
+  sequenceDdl: (name) => `CREATE SEQUENCE IF NOT EXISTS "${name.replace(/"/g, "")}"`,
+  async nextValues(db, name, count) {
+    const r = await db.executeQuery<{ v: string | number }>(
+      CompiledQuery.raw(`SELECT nextval($1) AS v FROM generate_series(1, $2)`, [name, count]),
+    );
+    return r.rows.map((x) => Number(x.v)).sort((a, b) => a - b);
+  },
 };

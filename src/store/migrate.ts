@@ -14,6 +14,9 @@ import type { Store } from "./db.ts";
 import { createIndexSql, createTableSql, schemaFor } from "./ddl.ts";
 import { DEFAULT_STATUSES } from "./default-statuses.ts";
 
+/** Named sequences (the webhook outbox's commit order). */
+export const SEQUENCES = ["inventory_outbox_seq"] as const;
+
 async function existingColumns(store: Store, table: string): Promise<Set<string> | undefined> {
   if (store.dialect.engine === "sqlite") {
     const r = await sql<{ name: string }>`SELECT name FROM pragma_table_info(${table})`.execute(store.db);
@@ -47,6 +50,10 @@ export async function migrate(store: Store, reg: Registry): Promise<number> {
     }
     for (const i of indexes) {
       await sql.raw(createIndexSql(i)).execute(store.db);
+    }
+    for (const name of SEQUENCES) {
+      const ddl = store.dialect.sequenceDdl(name);
+      if (ddl) await sql.raw(ddl).execute(store.db);
     }
     await seed(store, reg);
     return n;

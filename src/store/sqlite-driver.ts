@@ -60,6 +60,9 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   }
 
   prepare(sqlText: string): SqliteStatement {
+    // Write transactions take the write lock up front, so a transaction that reads before it writes
+    // never fails with SQLITE_BUSY when another process (a webhook worker) committed meanwhile.
+    if (sqlText === "begin") sqlText = "begin immediate";
     let s = this.cache.get(sqlText);
     if (!s) {
       s = new Statement(this.db.prepare(sqlText));

@@ -14,6 +14,7 @@ import { registry } from "../../src/registry/index.ts";
 import { createToken, ensureSuperuser } from "../../src/service/accounts.ts";
 import { openStore, type Store } from "../../src/store/db.ts";
 import { migrate } from "../../src/store/migrate.ts";
+import { WebhookWorker, type WorkerSettings, workerSettingsFromEnv } from "../../src/webhooks/worker.ts";
 
 export const ENGINE = (process.env.TEST_DB ?? "sqlite") as "sqlite" | "postgres";
 
@@ -22,6 +23,10 @@ export interface TestServer {
   url: string;
   token: string;
   store: Store;
+  /** The database URL (for child processes such as `inventory worker`). */
+  databaseUrl: string;
+  /** The in-process webhook worker, when started with `worker`. */
+  worker: WebhookWorker | undefined;
   /** fetch relative to the server with the admin token and JSON headers. */
   api(
     path: string,
@@ -31,7 +36,10 @@ export interface TestServer {
 }
 
 /** Start a server on a fresh database. */
-export async function startServer(overrides: Partial<Config> = {}): Promise<TestServer> {
+export async function startServer(
+  overrides: Partial<Config> = {},
+  opts: { worker?: Partial<WorkerSettings> } = {},
+): Promise<TestServer> {
   let url: string;
   let cleanup: () => Promise<void> = async () => {};
   if (ENGINE === "postgres") {
@@ -66,10 +74,17 @@ export async function startServer(overrides: Partial<Config> = {}): Promise<Test
   const addr = app.server.address();
   const port = typeof addr === "object" && addr ? addr.port : 0;
   const base = `http://127.0.0.1:${port}`;
+  let worker: WebhookWorker | undefined;
+  if (opts.worker) {
+    worker = new WebhookWorker(store, { ...workerSettingsFromEnv({}, "test"), ...opts.worker });
+    worker.start();
+  }
   return {
     url: base,
     token,
     store,
+    databaseUrl: url,
+    worker,
     async api(path, init = {}) {
       const headers: Record<string, string> = { Accept: "application/json", ...(init.headers ?? {}) };
       const tok = init.token === undefined ? token : init.token;
@@ -96,6 +111,7 @@ export async function startServer(overrides: Partial<Config> = {}): Promise<Test
     },
     async close() {
       await app.close();
+      await worker?.stop();
       await store.close();
       await cleanup();
     },

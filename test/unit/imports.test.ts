@@ -5,15 +5,17 @@ import { dirname, join, relative, resolve } from "node:path";
 import { describe, it } from "node:test";
 
 const ALLOWED: Record<string, string[]> = {
-  registry: ["registry", "net"],
+  registry: ["registry", "net", "template"],
+  template: ["template"],
   net: ["net"],
   config: ["config"],
   store: ["store", "registry", "net"],
   query: ["query", "registry", "store", "net"],
   service: ["service", "registry", "store", "query", "net"],
   http: ["http", "service", "query", "registry", "store", "config", "net"],
+  webhooks: ["webhooks", "service", "store", "registry", "template", "net"],
   importer: ["importer", "service", "registry", "store", "net", "config"],
-  cli: ["cli", "http", "service", "registry", "store", "config", "importer", "query", "net"],
+  cli: ["cli", "http", "service", "registry", "store", "config", "importer", "query", "net", "webhooks"],
 };
 
 function walk(dir: string): string[] {

@@ -2,6 +2,7 @@
  * Extras models: statuses, tags, custom fields, config contexts, webhooks, object changes and content
  * types (Nautobot 1.6 `extras` app; shared/reference/nautobot-models.md §2F, nautobot-webhooks.md §1, §7).
  */
+import { checkTemplate } from "../../template/jinja.ts";
 import { defineModel, f, type ModelDef } from "../meta.ts";
 
 const COLOR = f.str(6, { default: "9e9e9e", format: "color" });
@@ -174,13 +175,19 @@ export const webhook = defineModel({
     http_content_type: f.str(100, { default: "application/json" }),
     additional_headers: f.text(),
     body_template: f.text(),
-    secret: f.str(255, { default: "" }),
+    secret: f.str(255, {
+      default: "",
+      writeOnly: true,
+      noFilter: true,
+      help: "When provided, the request will include a 'X-Hook-Signature' header containing a HMAC hex digest of the payload body using the secret as the key. The secret is not transmitted in the request and never returned.",
+    }),
     ssl_verification: f.bool(true),
     ca_file_path: f.str(4096, { nullable: true }),
   },
   nested: ["name"],
   ordering: ["name"],
-  search: ["name", "payload_url"],
+  search: ["name", "payload_url", "additional_headers", "body_template"],
+  /** Nautobot 1.6 `Webhook.clean()` plus what it leaves to delivery time (W11): URL and templates. */
   validate({ data, error }) {
     if (!data.type_create && !data.type_update && !data.type_delete) {
       error("type_create", "You must select at least one type: create, update, and/or delete.");
@@ -188,7 +195,82 @@ export const webhook = defineModel({
     if (!data.ssl_verification && data.ca_file_path) {
       error("ca_file_path", "Do not specify a CA certificate file if SSL verification is disabled.");
     }
+    const url = String(data.payload_url ?? "");
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !["http:", "https:"].includes(parsed.protocol) || !parsed.hostname) {
+      error("payload_url", "Enter a valid URL (http:// or https:// with a host).");
+    }
+    for (const field of ["body_template", "additional_headers"]) {
+      const src = String(data[field] ?? "");
+      if (!src.trim()) continue;
+      const problem = checkTemplate(src);
+      if (problem) error(field, `Invalid template: ${problem}`);
+    }
   },
+});
+
+export const DELIVERY_STATES = [
+  ["queued", "Queued"],
+  ["sending", "Sending"],
+  ["retry", "Waiting to retry"],
+  ["succeeded", "Succeeded"],
+  ["failed", "Failed"],
+] as const;
+
+export const EVENTS = [
+  ["created", "Created"],
+  ["updated", "Updated"],
+  ["deleted", "Deleted"],
+] as const;
+
+/**
+ * One webhook delivery: the outbox row written with the change it reports (issue 4), then claimed,
+ * attempted and finished by a worker. Not in Nautobot (it keeps no delivery record, W4).
+ */
+export const webhookDelivery = defineModel({
+  app: "extras",
+  name: "webhookdelivery",
+  verbose: "webhook delivery",
+  plural: "webhook deliveries",
+  path: "webhook-deliveries",
+  readOnly: true,
+  fields: {
+    webhook: f.fk("extras.webhook", "CASCADE", { readOnly: true }),
+    object_change: f.fk("extras.objectchange", "CASCADE", { readOnly: true, hidden: true }),
+    event: f.choice(EVENTS, { readOnly: true }),
+    changed_object_type: f.ct("all", { readOnly: true }),
+    changed_object_id: f.str(36, { readOnly: true }),
+    request_id: f.str(36, { readOnly: true }),
+    state: f.choice(DELIVERY_STATES, { readOnly: true }),
+    attempts: f.int({ readOnly: true, default: 0 }),
+    max_attempts: f.int({ readOnly: true, default: 5 }),
+    created: f.datetime({ readOnly: true }),
+    next_attempt_at: f.datetime({ readOnly: true, nullable: true }),
+    last_attempt_at: f.datetime({ readOnly: true, nullable: true }),
+    completed_at: f.datetime({ readOnly: true, nullable: true }),
+    last_status_code: f.int({ readOnly: true, nullable: true }),
+    last_error: f.text({ readOnly: true }),
+    last_duration_ms: f.int({ readOnly: true, nullable: true, label: "Duration (ms)" }),
+    request: f.json({ readOnly: true, help: "The last request as sent (signature redacted)." }),
+    attempt_log: f.json({ readOnly: true, help: "Every attempt: number, start, duration, status, error." }),
+    seq: f.int({ readOnly: true, hidden: true, noFilter: true }),
+    claims: f.int({ readOnly: true, hidden: true, noFilter: true, default: 0 }),
+    lease_owner: f.str(100, { readOnly: true, hidden: true, noFilter: true, nullable: true }),
+    lease_until: f.datetime({ readOnly: true, hidden: true, noFilter: true, nullable: true }),
+  },
+  nested: ["state"],
+  display: (r) => `${r.event} ${r.changed_object_type} ${r.changed_object_id} (${r.state})`,
+  ordering: ["-seq"],
+  search: ["changed_object_id", "request_id", "last_error"],
+  indexes: [
+    ["state", "next_attempt_at"],
+    ["webhook_id", "changed_object_id", "seq"],
+  ],
 });
 
 export const objectChange = defineModel({
@@ -210,6 +292,8 @@ export const objectChange = defineModel({
     related_object_id: f.str(36, { readOnly: true, hidden: true, nullable: true }),
     object_repr: f.str(200, { readOnly: true, hidden: true }),
     object_data: f.json({ readOnly: true }),
+    prechange_data: f.json({ readOnly: true, hidden: true, noFilter: true }),
+    base_url: f.str(300, { readOnly: true, hidden: true, noFilter: true, nullable: true }),
   },
   nested: [],
   display: (r) =>
@@ -242,6 +326,7 @@ export const models: ModelDef[] = [
   customField,
   configContext,
   webhook,
+  webhookDelivery,
   objectChange,
   contentType,
 ];

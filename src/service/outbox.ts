@@ -1,0 +1,158 @@
+/**
+ * The webhook outbox (issue 4): delivery rows written in the same transaction as the change and its
+ * ObjectChange, so a change is reported exactly when it commits (Nautobot enqueues before commit and
+ * reports rolled-back writes, nautobot-webhooks.md W1/W2). Workers (src/webhooks) claim and send them.
+ *
+ * One row per (change × matching enabled webhook): a webhook matches when it is enabled, the object's
+ * content type is among its `content_types` and its `type_<action>` flag is set (seed, Events).
+ * `seq` (a database sequence) orders the rows of one object in commit order.
+ */
+
+import { randomUUID } from "node:crypto";
+import { EventEmitter } from "node:events";
+import { joinTable } from "../store/ddl.ts";
+import type { Ctx } from "./context.ts";
+import { AppError, NotFoundError } from "./errors.ts";
+import { chunks, type Row } from "./rows.ts";
+
+/** Emits `queued` after a commit that queued deliveries (wakes in-process workers). */
+export const outboxSignal = new EventEmitter();
+outboxSignal.setMaxListeners(100);
+
+/** Default number of attempts of one delivery (issue 4: 5 attempts over about an hour). */
+export const DEFAULT_MAX_ATTEMPTS = 5;
+
+/** One logged change that may fan out to deliveries. */
+export interface LoggedChange {
+  objectChangeId: string;
+  action: "create" | "update" | "delete";
+  contentType: string;
+  objectId: string;
+}
+
+const EVENT = { create: "created", update: "updated", delete: "deleted" } as const;
+const FLAG = { create: "type_create", update: "type_update", delete: "type_delete" } as const;
+
+/** Now as the outbox stores times: ISO 8601 with microseconds and `Z` (fixed width, sorts as text). */
+export function outboxTime(ms = Date.now()): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+}
+
+/**
+ * Write the delivery rows of `changes` inside the caller's transaction.
+ * @returns the number of rows queued.
+ */
+export async function enqueueDeliveries(ctx: Ctx, changes: LoggedChange[], time: string): Promise<number> {
+  if (!changes.length) return 0;
+  const hooks = await ctx.db
+    .selectFrom("extras_webhook")
+    .select(["id", "type_create", "type_update", "type_delete"])
+    .where("enabled", "=", true)
+    .execute();
+  if (!hooks.length) return 0;
+  const jt = joinTable(ctx.reg.get("extras.webhook"), "content_types");
+  const links = await ctx.db
+    .selectFrom(jt)
+    .select(["source_id", "content_type"])
+    .where(
+      "source_id",
+      "in",
+      hooks.map((h) => h.id),
+    )
+    .execute();
+  const byType = new Map<string, Row[]>();
+  const hookById = new Map(hooks.map((h) => [h.id as string, h]));
+  for (const l of links) {
+    const h = hookById.get(l.source_id as string);
+    if (h) byType.set(l.content_type as string, [...(byType.get(l.content_type as string) ?? []), h]);
+  }
+  const rows: Row[] = [];
+  const maxAttempts = ctx.settings.webhookMaxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  for (const c of changes) {
+    for (const h of byType.get(c.contentType) ?? []) {
+      if (!h[FLAG[c.action]]) continue;
+      rows.push({
+        id: randomUUID(),
+        webhook_id: h.id,
+        object_change_id: c.objectChangeId,
+        event: EVENT[c.action],
+        changed_object_type: c.contentType,
+        changed_object_id: c.objectId,
+        request_id: ctx.requestId,
+        state: "queued",
+        attempts: 0,
+        max_attempts: maxAttempts,
+        created: time,
+        next_attempt_at: time,
+        last_attempt_at: null,
+        completed_at: null,
+        last_status_code: null,
+        last_error: "",
+        last_duration_ms: null,
+        request: null,
+        attempt_log: "[]",
+        claims: 0,
+        lease_owner: null,
+        lease_until: null,
+      });
+    }
+  }
+  if (!rows.length) return 0;
+  const seqs = await ctx.store.dialect.nextValues(ctx.db, "inventory_outbox_seq", rows.length);
+  rows.forEach((r, i) => {
+    r.seq = seqs[i];
+  });
+  for (const part of chunks(rows, 200))
+    await ctx.db.insertInto("extras_webhookdelivery").values(part).execute();
+  return rows.length;
+}
+
+/**
+ * Retry failed deliveries by hand: one (`deliveryId`) or every failed one of a webhook (`webhookId`).
+ * Each gets a fresh budget of attempts and is due now.
+ * @returns the number of deliveries queued again.
+ * @throws NotFoundError for an unknown id; AppError 409 when the delivery has not failed.
+ */
+export async function retryDeliveries(
+  ctx: Ctx,
+  target: { deliveryId: string } | { webhookId: string },
+): Promise<number> {
+  const now = outboxTime();
+  const budget = ctx.settings.webhookMaxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  let q = ctx.db.selectFrom("extras_webhookdelivery").select(["id", "state", "attempts"]);
+  if ("deliveryId" in target) {
+    q = q.where("id", "=", target.deliveryId);
+  } else {
+    const hook = await ctx.db
+      .selectFrom("extras_webhook")
+      .select("id")
+      .where("id", "=", target.webhookId)
+      .executeTakeFirst();
+    if (!hook) throw new NotFoundError();
+    q = q.where("webhook_id", "=", target.webhookId).where("state", "=", "failed");
+  }
+  const rows = await q.execute();
+  if ("deliveryId" in target) {
+    if (!rows.length) throw new NotFoundError();
+    if (rows[0]!.state !== "failed")
+      throw new AppError(409, `Only failed deliveries can be retried; this one is ${rows[0]!.state}.`);
+  }
+  for (const r of rows) {
+    await ctx.db
+      .updateTable("extras_webhookdelivery")
+      .set({
+        state: "queued",
+        next_attempt_at: now,
+        completed_at: null,
+        max_attempts: Number(r.attempts) + budget,
+      })
+      .where("id", "=", r.id)
+      .where("state", "=", "failed")
+      .execute();
+  }
+  if (rows.length) ctx.memo.set(QUEUED_KEY, ((ctx.memo.get(QUEUED_KEY) as number) ?? 0) + rows.length);
+  return rows.length;
+}
+
+/** Memo key counting deliveries queued in the current transaction (read by `inTransaction`). */
+export const QUEUED_KEY = "deliveriesQueued";

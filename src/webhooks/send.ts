@@ -1,0 +1,97 @@
+/**
+ * Sending one webhook request with undici: configured method, URL and headers; TLS verification on/off and
+ * an optional CA file; connect and response timeouts; redirects never followed (Nautobot follows them
+ * and has no timeout, nautobot-webhooks.md W5/W6).
+ */
+import { readFileSync } from "node:fs";
+import { Agent, request } from "undici";
+
+/** What to send. */
+export interface OutgoingRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  sslVerification: boolean;
+  caFilePath: string | null;
+}
+
+/** How it went: a status code, or an error (timeout, TLS, connection). Durations in milliseconds. */
+export interface SendOutcome {
+  status: number | null;
+  error: string | null;
+  durationMs: number;
+  /** First bytes of the response body (for the delivery record). */
+  responseExcerpt: string;
+}
+
+const agents = new Map<string, Agent>();
+
+function agentFor(req: OutgoingRequest, timeoutMs: number): Agent {
+  const key = `${req.sslVerification}|${req.caFilePath ?? ""}|${timeoutMs}`;
+  let a = agents.get(key);
+  if (!a) {
+    const tls: Record<string, unknown> = { rejectUnauthorized: req.sslVerification };
+    if (req.sslVerification && req.caFilePath) tls.ca = readFileSync(req.caFilePath);
+    a = new Agent({
+      connect: { timeout: timeoutMs, ...tls },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      keepAliveTimeout: 4000,
+      connections: 32,
+    });
+    agents.set(key, a);
+  }
+  return a;
+}
+
+function describe(e: unknown): string {
+  const err = e as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = err.code ?? err.cause?.code;
+  const msg = err.message ?? String(e);
+  return code ? `${code}: ${msg}` : msg;
+}
+
+/** Send `req`, never throwing: every failure becomes an outcome with `error` set. */
+export async function send(req: OutgoingRequest, timeoutMs: number): Promise<SendOutcome> {
+  const started = performance.now();
+  try {
+    const dispatcher = agentFor(req, timeoutMs);
+    const res = await request(req.url, {
+      method: req.method as "POST",
+      headers: req.headers,
+      body: req.method === "GET" && req.body === "" ? null : req.body,
+      dispatcher,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      signal: AbortSignal.timeout(timeoutMs + 1000),
+    });
+    let excerpt = "";
+    try {
+      const text = await res.body.text();
+      excerpt = text.slice(0, 500);
+    } catch {
+      // body errors after the status do not change the outcome
+    }
+    return {
+      status: res.statusCode,
+      error: null,
+      durationMs: Math.round(performance.now() - started),
+      responseExcerpt: excerpt,
+    };
+  } catch (e) {
+    return {
+      status: null,
+      error: describe(e),
+      durationMs: Math.round(performance.now() - started),
+      responseExcerpt: "",
+    };
+  }
+}
+
+/** Close pooled connections (worker shutdown). */
+export async function closeAgents(): Promise<void> {
+  const all = [...agents.values()];
+  agents.clear();
+  await Promise.all(all.map((a) => a.close().catch(() => {})));
+}

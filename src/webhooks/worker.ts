@@ -1,0 +1,325 @@
+/**
+ * The webhook worker (issue 4): claims due outbox rows with a lease, sends them, records every attempt.
+ *
+ * - Claim: one UPDATE … RETURNING marks up to `concurrency` due rows `sending` with a lease (owner, until);
+ *   on PostgreSQL the candidate SELECT uses FOR UPDATE SKIP LOCKED, so several workers share the queue.
+ *   Due = `queued`/`retry` whose `next_attempt_at` has come, or `sending` whose lease has ended (its worker
+ *   died: the lost attempt is recorded and the row is taken over).
+ * - Order: a row is claimed only when no earlier row (`seq`) of the same webhook and object is unfinished,
+ *   so each object's changes reach a receiver in commit order.
+ * - Held: rows of a disabled webhook stay queued until it is enabled again.
+ * - Outcome: 2xx → `succeeded`; anything else → `retry` with exponential backoff and jitter, or `failed`
+ *   after `max_attempts`. The finishing UPDATE is fenced on (lease owner, claim count), so a worker that lost
+ *   its lease cannot overwrite the row's new owner.
+ * Every request carries `X-Hook-Delivery: <delivery id>`; a repeat can only happen when an attempt was in
+ * flight while its worker died, and receivers can drop it by that id.
+ */
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import type { Logger } from "pino";
+import { outboxSignal, outboxTime } from "../service/outbox.ts";
+import { quoteId, rawRows, type Store } from "../store/db.ts";
+import { TemplateError } from "../template/jinja.ts";
+import { buildContext, renderBody, renderHeaders, type StoredChange, signature } from "./payload.ts";
+import { closeAgents, type OutgoingRequest, send } from "./send.ts";
+
+/** Worker settings (units in the names). */
+export interface WorkerSettings {
+  /** Connect and response timeout of one request. Default 10 000. */
+  timeoutMs: number;
+  /** How long a claim is held before another worker may take the row over. Default 60 000. */
+  leaseMs: number;
+  /** First retry delay; each next one is 4× longer, ±20 % jitter. Default 45 000 (5 attempts ≈ 1 h). */
+  retryBaseMs: number;
+  /** Rows claimed and sent in parallel. Default 16. */
+  concurrency: number;
+  /** Polling interval when idle (changes made in this process wake the worker at once). Default 1 000. */
+  pollMs: number;
+  /** Base URL for payload URLs of changes made outside an HTTP request (importer), e.g. `https://inv.example`. */
+  publicUrl: string;
+  /** `User-Agent` header. */
+  userAgent: string;
+}
+
+/** Defaults of `WorkerSettings` overlaid with `INVENTORY_WEBHOOK_*` (seconds) and `INVENTORY_PUBLIC_URL`. */
+export function workerSettingsFromEnv(env: NodeJS.ProcessEnv, version: string): WorkerSettings {
+  const sec = (v: string | undefined, d: number) =>
+    v === undefined || v === "" || Number.isNaN(Number(v)) ? d : Math.round(Number(v) * 1000);
+  const int = (v: string | undefined, d: number) =>
+    v === undefined || v === "" || !/^\d+$/.test(v) ? d : Math.max(1, Number(v));
+  return {
+    timeoutMs: sec(env.INVENTORY_WEBHOOK_TIMEOUT, 10_000),
+    leaseMs: sec(env.INVENTORY_WEBHOOK_LEASE, 60_000),
+    retryBaseMs: sec(env.INVENTORY_WEBHOOK_RETRY_BASE, 45_000),
+    concurrency: int(env.INVENTORY_WEBHOOK_CONCURRENCY, 16),
+    pollMs: sec(env.INVENTORY_WEBHOOK_POLL, 1_000),
+    publicUrl: (env.INVENTORY_PUBLIC_URL ?? "").replace(/\/+$/, ""),
+    userAgent: `inventory/${version} (webhook)`,
+  };
+}
+
+/** One entry of a delivery's `attempt_log`. */
+export interface AttemptRecord {
+  number: number;
+  started: string;
+  duration_ms: number | null;
+  status_code: number | null;
+  error: string | null;
+  response: string;
+  worker: string;
+}
+
+type Row = Record<string, any>;
+
+const T = quoteId("extras_webhookdelivery");
+
+/** A worker over one store. `start()` runs it until `stop()`. */
+export class WebhookWorker {
+  readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private readonly onQueued = () => this.wake?.();
+
+  private readonly store: Store;
+  private readonly settings: WorkerSettings;
+  private readonly log: Logger | undefined;
+
+  constructor(store: Store, settings: WorkerSettings, log?: Logger) {
+    this.store = store;
+    this.settings = settings;
+    this.log = log;
+  }
+
+  /** Start the claim/send loop in the background. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    outboxSignal.on("queued", this.onQueued);
+    this.loop = this.run();
+  }
+
+  /** Stop after the current batch (in-flight requests finish and are recorded). */
+  async stop(): Promise<void> {
+    this.running = false;
+    outboxSignal.off("queued", this.onQueued);
+    this.wake?.();
+    await this.loop;
+    await closeAgents();
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let n = 0;
+      try {
+        n = await this.tick();
+      } catch (e) {
+        this.log?.error({ err: e }, "webhook worker: claim failed");
+      }
+      if (n === 0 && this.running) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, this.settings.pollMs);
+          this.wake = () => {
+            clearTimeout(t);
+            resolve();
+          };
+        });
+        this.wake = undefined;
+      }
+    }
+  }
+
+  /** Claim one batch and deliver it. @returns the number of rows claimed. */
+  async tick(): Promise<number> {
+    const rows = await this.claim();
+    if (!rows.length) return 0;
+    const [hooks, changes] = await Promise.all([
+      this.load(
+        "extras_webhook",
+        rows.map((r) => r.webhook_id),
+      ),
+      this.load(
+        "extras_objectchange",
+        rows.map((r) => r.object_change_id),
+      ),
+    ]);
+    await Promise.all(
+      rows.map((r) => this.deliver(r, hooks.get(r.webhook_id), changes.get(r.object_change_id))),
+    );
+    return rows.length;
+  }
+
+  private async claim(): Promise<Row[]> {
+    const d = this.store.dialect;
+    const now = outboxTime();
+    const until = outboxTime(Date.now() + this.settings.leaseMs);
+    const p = (i: number) => d.placeholder(i);
+    const text = `UPDATE ${T} SET "state" = 'sending', "claims" = "claims" + 1, "lease_owner" = ${p(1)}, "lease_until" = ${p(2)}
+      WHERE "id" IN (
+        SELECT d."id" FROM ${T} d JOIN "extras_webhook" w ON w."id" = d."webhook_id"
+        WHERE w."enabled" = ${p(3)}
+          AND ((d."state" IN ('queued', 'retry') AND d."next_attempt_at" <= ${p(4)})
+               OR (d."state" = 'sending' AND d."lease_until" < ${p(5)}))
+          AND NOT EXISTS (SELECT 1 FROM ${T} e WHERE e."webhook_id" = d."webhook_id"
+               AND e."changed_object_id" = d."changed_object_id" AND e."changed_object_type" = d."changed_object_type"
+               AND e."seq" < d."seq" AND e."state" IN ('queued', 'sending', 'retry'))
+        ORDER BY d."seq" LIMIT ${p(6)}${d.skipLocked("d")}
+      ) RETURNING *`;
+    const rows = await rawRows(this.store.db, text, [
+      this.id,
+      until,
+      true,
+      now,
+      now,
+      this.settings.concurrency,
+    ]);
+    return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
+  }
+
+  private async load(table: string, ids: string[]): Promise<Map<string, Row>> {
+    const uniq = [...new Set(ids)];
+    const rows = await this.store.db.selectFrom(table).selectAll().where("id", "in", uniq).execute();
+    return new Map(rows.map((r) => [r.id as string, r]));
+  }
+
+  private async deliver(row: Row, hook: Row | undefined, change: Row | undefined): Promise<void> {
+    const log: AttemptRecord[] = parseJson(row.attempt_log) ?? [];
+    let attempts = Number(row.attempts);
+    // Claims beyond attempts + 1: an earlier worker died mid-attempt; its outcome is unknown.
+    const lost = Number(row.claims) - 1 - attempts;
+    for (let i = 0; i < lost; i++) {
+      attempts++;
+      log.push({
+        number: attempts,
+        started: String(row.last_attempt_at ?? row.created),
+        duration_ms: null,
+        status_code: null,
+        error:
+          "worker lost its lease during this attempt (crashed or stalled); the request may or may not have arrived",
+        response: "",
+        worker: String(row.lease_owner ?? ""),
+      });
+    }
+    const started = outboxTime();
+    attempts++;
+    let request: Record<string, unknown> | null = null;
+    let status: number | null = null;
+    let error: string | null = null;
+    let durationMs: number | null = null;
+    let response = "";
+    if (lost > 0 && attempts > Number(row.max_attempts)) {
+      attempts--;
+      error = "attempt budget used up by lost attempts";
+    } else if (!hook || !change) {
+      error = !hook ? "webhook no longer exists" : "change record no longer exists";
+    } else {
+      try {
+        const ctxChange: StoredChange = {
+          action: change.action,
+          contentType: change.changed_object_type,
+          time: change.time,
+          userName: change.user_name ?? null,
+          hasUser: change.user_id !== null && change.user_id !== undefined,
+          requestId: change.request_id,
+          objectData: parseJson(change.object_data),
+          prechangeData: parseJson(change.prechange_data),
+          baseUrl: change.base_url || null,
+        };
+        const context = buildContext(ctxChange, this.settings.publicUrl);
+        const body = renderBody(String(hook.body_template ?? ""), context);
+        const headers: Record<string, string> = {
+          "Content-Type": String(hook.http_content_type || "application/json"),
+          "User-Agent": this.settings.userAgent,
+        };
+        Object.assign(headers, renderHeaders(String(hook.additional_headers ?? ""), context));
+        headers["X-Hook-Delivery"] = String(row.id);
+        if (hook.secret) headers["X-Hook-Signature"] = signature(String(hook.secret), body);
+        const out: OutgoingRequest = {
+          method: String(hook.http_method || "POST"),
+          url: String(hook.payload_url),
+          headers,
+          body,
+          sslVerification: !!hook.ssl_verification,
+          caFilePath: hook.ca_file_path ? String(hook.ca_file_path) : null,
+        };
+        request = {
+          method: out.method,
+          url: out.url,
+          headers: {
+            ...headers,
+            ...(headers["X-Hook-Signature"] ? { "X-Hook-Signature": "<redacted>" } : {}),
+          },
+          body,
+        };
+        const res = await send(out, this.settings.timeoutMs);
+        status = res.status;
+        error = res.error;
+        durationMs = res.durationMs;
+        response = res.responseExcerpt;
+        if (status !== null && (status < 200 || status > 299)) error = `HTTP ${status} (not 2xx)`;
+      } catch (e) {
+        error = e instanceof TemplateError ? e.message : `delivery failed: ${(e as Error).message}`;
+      }
+    }
+    log.push({
+      number: attempts,
+      started,
+      duration_ms: durationMs,
+      status_code: status,
+      error,
+      response,
+      worker: this.id,
+    });
+    const ok = error === null && status !== null && status >= 200 && status <= 299;
+    const exhausted = attempts >= Number(row.max_attempts);
+    const state = ok ? "succeeded" : exhausted ? "failed" : "retry";
+    const finished = outboxTime();
+    const delay = this.settings.retryBaseMs * 4 ** Math.max(0, attempts - 1) * (0.8 + Math.random() * 0.4);
+    try {
+      await this.store.db
+        .updateTable("extras_webhookdelivery")
+        .set({
+          state,
+          attempts,
+          last_attempt_at: started,
+          last_status_code: status,
+          last_error: error ?? "",
+          last_duration_ms: durationMs,
+          request: request ? JSON.stringify(request) : row.request,
+          attempt_log: JSON.stringify(log),
+          next_attempt_at: state === "retry" ? outboxTime(Date.now() + delay) : null,
+          completed_at: state === "retry" ? null : finished,
+          lease_owner: null,
+          lease_until: null,
+        })
+        .where("id", "=", row.id)
+        .where("lease_owner", "=", this.id)
+        .where("claims", "=", row.claims)
+        .execute();
+    } catch (e) {
+      this.log?.error({ err: e, delivery: row.id }, "webhook worker: cannot record attempt");
+    }
+    this.log?.info(
+      {
+        delivery: row.id,
+        webhook: row.webhook_id,
+        event: row.event,
+        attempt: attempts,
+        status,
+        error,
+        state,
+      },
+      "webhook delivery attempt",
+    );
+  }
+}
+
+function parseJson<T = any>(v: unknown): T | null {
+  if (v === null || v === undefined || v === "") return null;
+  if (typeof v !== "string") return v as T;
+  try {
+    return JSON.parse(v) as T;
+  } catch {
+    return null;
+  }
+}
