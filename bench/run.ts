@@ -18,6 +18,7 @@ import { createToken, ensureSuperuser } from "../src/service/accounts.ts";
 import { openStore } from "../src/store/db.ts";
 import { migrate } from "../src/store/migrate.ts";
 import { grow } from "./seed.ts";
+import { type WebhookFigures, webhookBench } from "./webhooks.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -27,6 +28,9 @@ const { values: args } = parseArgs({
     ips: { type: "string", default: "100000" },
     duration: { type: "string", default: "10" },
     connections: { type: "string", default: "10" },
+    "webhook-changes": { type: "string", default: "200" },
+    "webhook-bulk": { type: "string", default: "500" },
+    "only-webhooks": { type: "boolean", default: false },
   },
 });
 
@@ -152,7 +156,7 @@ const scenarios: Scenario[] = [
 ];
 
 const results: Array<Record<string, unknown>> = [];
-for (const sc of scenarios) {
+for (const sc of args["only-webhooks"] ? scenarios.slice(0, 1) : scenarios) {
   const slow = sc.rows >= 1000;
   const r = await autocannon({
     url: `${base}${sc.path}`,
@@ -182,6 +186,19 @@ for (const sc of scenarios) {
     `  ${sc.name}: ${rps.toFixed(0)} req/s p50 ${r.latency.p50} ms p99 ${r.latency.p99} ms${r.non2xx ? ` (non-2xx ${r.non2xx})` : ""}`,
   );
 }
+
+// 5. Webhooks: commit-to-delivery latency and deliveries/s with a local receiver.
+const webhookResults: WebhookFigures[] = [];
+for (const n of [1, 10]) {
+  const w = await webhookBench(base, headers, n, {
+    changes: Number(args["webhook-changes"]),
+    bulk: Number(args["webhook-bulk"]),
+  });
+  webhookResults.push(w);
+  log(
+    `  webhooks ×${n}: commit→delivery p50 ${w.p50Ms} ms p99 ${w.p99Ms} ms; ${w.deliveriesPerSec.toFixed(0)} deliveries/s`,
+  );
+}
 child.kill("SIGTERM");
 
 const floor = Number(results[0]!.rps) || 1;
@@ -205,6 +222,10 @@ table.push([
   "",
 ]);
 log(table.toString());
+const wtable = new Table({ head: ["webhooks matching", "commit→delivery p50 ms", "p99 ms", "deliveries/s"] });
+for (const w of webhookResults)
+  wtable.push([String(w.webhooks), String(w.p50Ms), String(w.p99Ms), w.deliveriesPerSec.toFixed(0)]);
+log(wtable.toString());
 mkdirSync("bench/results", { recursive: true });
 const out = join("bench/results", `${new Date().toISOString().slice(0, 10)}-${engine}.json`);
 writeFileSync(
@@ -217,6 +238,7 @@ writeFileSync(
       importSeconds,
       node: process.version,
       results,
+      webhooks: webhookResults,
     },
     null,
     2,

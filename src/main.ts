@@ -48,7 +48,7 @@ program
   .command("worker")
   .description("run a webhook delivery worker (several may run against one PostgreSQL database)")
   .option(dbOpt, dbHelp)
-  .option("--concurrency <n>", "deliveries sent in parallel (env INVENTORY_WEBHOOK_CONCURRENCY, default 16)")
+  .option("--concurrency <n>", "deliveries sent in parallel (env INVENTORY_WEBHOOK_CONCURRENCY, default 32)")
   .action(runWorker);
 
 program

@@ -31,7 +31,7 @@ export interface WorkerSettings {
   leaseMs: number;
   /** First retry delay; each next one is 4× longer, ±20 % jitter. Default 45 000 (5 attempts ≈ 1 h). */
   retryBaseMs: number;
-  /** Rows claimed and sent in parallel. Default 16. */
+  /** Rows claimed and sent in parallel. Default 32. */
   concurrency: number;
   /** Polling interval when idle (changes made in this process wake the worker at once). Default 1 000. */
   pollMs: number;
@@ -51,7 +51,7 @@ export function workerSettingsFromEnv(env: NodeJS.ProcessEnv, version: string): 
     timeoutMs: sec(env.INVENTORY_WEBHOOK_TIMEOUT, 10_000),
     leaseMs: sec(env.INVENTORY_WEBHOOK_LEASE, 60_000),
     retryBaseMs: sec(env.INVENTORY_WEBHOOK_RETRY_BASE, 45_000),
-    concurrency: int(env.INVENTORY_WEBHOOK_CONCURRENCY, 16),
+    concurrency: int(env.INVENTORY_WEBHOOK_CONCURRENCY, 32),
     pollMs: sec(env.INVENTORY_WEBHOOK_POLL, 1_000),
     publicUrl: (env.INVENTORY_PUBLIC_URL ?? "").replace(/\/+$/, ""),
     userAgent: `inventory/${version} (webhook)`,
@@ -143,9 +143,10 @@ export class WebhookWorker {
         rows.map((r) => r.object_change_id),
       ),
     ]);
-    await Promise.all(
+    const finished = await Promise.all(
       rows.map((r) => this.deliver(r, hooks.get(r.webhook_id), changes.get(r.object_change_id))),
     );
+    await this.record(finished);
     return rows.length;
   }
 
@@ -182,7 +183,30 @@ export class WebhookWorker {
     return new Map(rows.map((r) => [r.id as string, r]));
   }
 
-  private async deliver(row: Row, hook: Row | undefined, change: Row | undefined): Promise<void> {
+  /** Record a batch's outcomes in one transaction, each fenced on (lease owner, claim count). */
+  private async record(finished: Array<{ row: Row; set: Row }>): Promise<void> {
+    try {
+      await this.store.db.transaction().execute(async (trx) => {
+        for (const { row, set } of finished) {
+          await trx
+            .updateTable("extras_webhookdelivery")
+            .set(set)
+            .where("id", "=", row.id)
+            .where("lease_owner", "=", this.id)
+            .where("claims", "=", row.claims)
+            .execute();
+        }
+      });
+    } catch (e) {
+      this.log?.error({ err: e }, "webhook worker: cannot record attempts");
+    }
+  }
+
+  private async deliver(
+    row: Row,
+    hook: Row | undefined,
+    change: Row | undefined,
+  ): Promise<{ row: Row; set: Row }> {
     const log: AttemptRecord[] = parseJson(row.attempt_log) ?? [];
     let attempts = Number(row.attempts);
     // Claims beyond attempts + 1: an earlier worker died mid-attempt; its outcome is unknown.
@@ -275,30 +299,20 @@ export class WebhookWorker {
     const state = ok ? "succeeded" : exhausted ? "failed" : "retry";
     const finished = outboxTime();
     const delay = this.settings.retryBaseMs * 4 ** Math.max(0, attempts - 1) * (0.8 + Math.random() * 0.4);
-    try {
-      await this.store.db
-        .updateTable("extras_webhookdelivery")
-        .set({
-          state,
-          attempts,
-          last_attempt_at: started,
-          last_status_code: status,
-          last_error: error ?? "",
-          last_duration_ms: durationMs,
-          request: request ? JSON.stringify(request) : row.request,
-          attempt_log: JSON.stringify(log),
-          next_attempt_at: state === "retry" ? outboxTime(Date.now() + delay) : null,
-          completed_at: state === "retry" ? null : finished,
-          lease_owner: null,
-          lease_until: null,
-        })
-        .where("id", "=", row.id)
-        .where("lease_owner", "=", this.id)
-        .where("claims", "=", row.claims)
-        .execute();
-    } catch (e) {
-      this.log?.error({ err: e, delivery: row.id }, "webhook worker: cannot record attempt");
-    }
+    const set: Row = {
+      state,
+      attempts,
+      last_attempt_at: started,
+      last_status_code: status,
+      last_error: error ?? "",
+      last_duration_ms: durationMs,
+      request: request ? JSON.stringify(request) : row.request,
+      attempt_log: JSON.stringify(log),
+      next_attempt_at: state === "retry" ? outboxTime(Date.now() + delay) : null,
+      completed_at: state === "retry" ? null : finished,
+      lease_owner: null,
+      lease_until: null,
+    };
     this.log?.info(
       {
         delivery: row.id,
@@ -311,6 +325,7 @@ export class WebhookWorker {
       },
       "webhook delivery attempt",
     );
+    return { row, set };
   }
 }
 
