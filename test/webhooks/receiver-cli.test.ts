@@ -1,0 +1,55 @@
+/** Issue 4: `inventory webhook-receiver` prints method, path, headers and the pretty-printed JSON body, answers 200. */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { describe, it } from "node:test";
+
+async function run(args: string[], body: string): Promise<{ status: number; text: string; out: string }> {
+  const port = 19000 + Math.floor(Math.random() * 1000);
+  const child = spawn(
+    process.execPath,
+    ["src/main.ts", "webhook-receiver", "--port", String(port), ...args],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  let out = "";
+  child.stdout!.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
+  try {
+    const end = Date.now() + 10000;
+    while (!out.includes("Listening")) {
+      if (Date.now() > end) throw new Error(`receiver did not start: ${out}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const res = await fetch(`http://localhost:${port}/some/path?x=1`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-Test": "yes" },
+      body,
+    });
+    const text = await res.text();
+    const until = Date.now() + 5000;
+    while (!out.includes("------------") && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    return { status: res.status, text, out };
+  } finally {
+    child.kill("SIGKILL");
+  }
+}
+
+describe("webhook-receiver command", () => {
+  it("prints the request and answers 200", async () => {
+    const r = await run([], '{"event":"created","data":{"name":"x"}}');
+    assert.equal(r.status, 200);
+    assert.equal(r.text, "Webhook received!\n");
+    assert.match(r.out, /Listening on port http:\/\/localhost:\d+/);
+    assert.match(r.out, /\[1\] .* "POST \/some\/path\?x=1 HTTP\/1\.1" 200 -/);
+    assert.match(r.out, /X-Test: yes/i);
+    assert.match(r.out, /\{\n {4}"event": "created",\n {4}"data": \{\n {8}"name": "x"\n {4}\}\n\}/);
+  });
+  it("--no-headers hides the headers", async () => {
+    const r = await run(["--no-headers"], "plain text");
+    assert.equal(r.status, 200);
+    assert.doesNotMatch(r.out, /X-Test/i);
+    assert.match(r.out, /plain text/);
+  });
+});
