@@ -281,12 +281,27 @@ describe("webhooks and change log", () => {
     const sandboxed = await hook({
       type_update: false,
       type_delete: false,
+      payload_url: `${rcv.url}/sandboxed`,
       body_template:
         "A{{ data.__proto__ }}B{{ data.constructor }}C{{ data.name.constructor }}D{{ event.__class__ }}E{{ data.name | upper }}",
     });
+    const conflict = await s.api("/api/extras/webhooks/", {
+      method: "POST",
+      body: {
+        name: "same",
+        content_types: ["dcim.site"],
+        type_create: true,
+        payload_url: `${rcv.url}/sandboxed`,
+      },
+    });
+    assert.equal(conflict.status, 400);
+    assert.deepEqual(conflict.body.type_create, [
+      `A webhook already exists for create on dcim | site to URL ${rcv.url}/sandboxed`,
+    ]);
     const crash = await hook({
       type_update: false,
       type_delete: false,
+      payload_url: `${rcv.url}/crash`,
       body_template: "{{ ''.constructor.constructor('return process')() }}",
     });
     await s.api("/api/dcim/sites/", { method: "POST", body: { name: "Tpl", status: "active" } });

@@ -187,8 +187,11 @@ export const webhook = defineModel({
   nested: ["name"],
   ordering: ["name"],
   search: ["name", "payload_url", "additional_headers", "body_template"],
-  /** Nautobot 1.6 `Webhook.clean()` plus what it leaves to delivery time (W11): URL and templates. */
-  validate({ data, error }) {
+  /**
+   * Nautobot 1.6 `Webhook.clean()` and `check_for_conflicts()` (nautobot-webhooks.md §1.1–1.2), plus what it
+   * leaves to delivery time (W11): the URL and the templates.
+   */
+  async validate({ data, before, error, find }) {
     if (!data.type_create && !data.type_update && !data.type_delete) {
       error("type_create", "You must select at least one type: create, update, and/or delete.");
     }
@@ -204,6 +207,24 @@ export const webhook = defineModel({
     }
     if (!parsed || !["http:", "https:"].includes(parsed.protocol) || !parsed.hostname) {
       error("payload_url", "Enter a valid URL (http:// or https:// with a host).");
+    }
+    // Another webhook with the same URL, a shared content type and the same event type is a conflict.
+    const mine = new Set<string>((data.content_types as string[] | undefined) ?? []);
+    if (parsed && mine.size) {
+      const others = (await find("extras.webhook", { payload_url: url })).filter((w) => w.id !== before?.id);
+      for (const [flag, action] of [
+        ["type_create", "create"],
+        ["type_update", "update"],
+        ["type_delete", "delete"],
+      ] as const) {
+        if (!data[flag]) continue;
+        for (const w of others) {
+          if (!w[flag]) continue;
+          const shared = ((w.content_types as string[] | undefined) ?? []).filter((ct) => mine.has(ct));
+          for (const ct of shared)
+            error(flag, `A webhook already exists for ${action} on ${ct.replace(".", " | ")} to URL ${url}`);
+        }
+      }
     }
     for (const field of ["body_template", "additional_headers"]) {
       const src = String(data[field] ?? "");
