@@ -10,6 +10,7 @@
 
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
+import { sql } from "kysely";
 import { joinTable } from "../store/ddl.ts";
 import type { Ctx } from "./context.ts";
 import { AppError, NotFoundError } from "./errors.ts";
@@ -18,6 +19,9 @@ import { chunks, type Row } from "./rows.ts";
 /** Emits `queued` after a commit that queued deliveries (wakes in-process workers). */
 export const outboxSignal = new EventEmitter();
 outboxSignal.setMaxListeners(100);
+
+/** Channel other processes' workers listen on (PostgreSQL NOTIFY at commit). */
+export const OUTBOX_CHANNEL = "inventory_outbox";
 
 /** Default number of attempts of one delivery (issue 4: 5 attempts over about an hour). */
 export const DEFAULT_MAX_ATTEMPTS = 5;
@@ -104,6 +108,7 @@ export async function enqueueDeliveries(ctx: Ctx, changes: LoggedChange[], time:
   });
   for (const part of chunks(rows, 200))
     await ctx.db.insertInto("extras_webhookdelivery").values(part).execute();
+  await notify(ctx);
   return rows.length;
 }
 
@@ -150,8 +155,17 @@ export async function retryDeliveries(
       .where("state", "=", "failed")
       .execute();
   }
+  if (rows.length) await notify(ctx);
   if (rows.length) ctx.memo.set(QUEUED_KEY, ((ctx.memo.get(QUEUED_KEY) as number) ?? 0) + rows.length);
   return rows.length;
+}
+
+/** Signal workers in other processes at commit (once per transaction). */
+async function notify(ctx: Ctx): Promise<void> {
+  const text = ctx.store.dialect.notifySql(OUTBOX_CHANNEL);
+  if (!text || ctx.memo.has("outboxNotified")) return;
+  ctx.memo.set("outboxNotified", true);
+  await sql.raw(text).execute(ctx.db);
 }
 
 /** Memo key counting deliveries queued in the current transaction (read by `inTransaction`). */

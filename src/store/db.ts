@@ -26,6 +26,12 @@ export interface Store {
   dataToken(): string | undefined;
   /** Record a commit made through this store (bumps the data token). */
   committed(): void;
+  /**
+   * Call `onEvent` when any process signals `channel` (PostgreSQL LISTEN on a dedicated connection; signals
+   * are sent with `dialect.notifySql` inside a transaction and arrive at its commit). Resolves to a stop
+   * function. SQLite has no cross-process signal: the function is a no-op and callers poll.
+   */
+  listen(channel: string, onEvent: () => void): Promise<() => Promise<void>>;
 }
 
 /** Error for a URL we cannot use or a database we cannot reach (CLI exit code 2). */
@@ -62,6 +68,7 @@ export async function openStore(url: string): Promise<Store> {
       committed: () => {
         local++;
       },
+      listen: async () => async () => {},
     };
   }
   if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
@@ -91,6 +98,11 @@ export async function openStore(url: string): Promise<Store> {
       throw new StoreOpenError(`cannot connect to PostgreSQL at ${parsed.host}: ${(e as Error).message}`);
     }
     const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+    const clientConfig = {
+      connectionString: parsed.toString(),
+      connectionTimeoutMillis: 5000,
+      ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    };
     return {
       db,
       dialect: postgresDialect,
@@ -98,6 +110,20 @@ export async function openStore(url: string): Promise<Store> {
       close: () => db.destroy(),
       dataToken: () => undefined,
       committed: () => {},
+      async listen(channel, onEvent) {
+        const client = new pg.Client(clientConfig);
+        client.on("error", () => {
+          // a lost LISTEN connection only slows wake-ups down to polling
+        });
+        client.on("notification", (n) => {
+          if (n.channel === channel) onEvent();
+        });
+        await client.connect();
+        await client.query(`LISTEN "${channel.replace(/"/g, "")}"`);
+        return async () => {
+          await client.end().catch(() => {});
+        };
+      },
     };
   }
   throw new StoreOpenError(

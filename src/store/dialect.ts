@@ -22,6 +22,8 @@ export interface Dialect {
   placeholder(n: number): string;
   /** Row-lock clause of a claiming SELECT on table alias `alias` (PostgreSQL `FOR UPDATE OF a SKIP LOCKED`; "" on SQLite, which serialises writers). */
   skipLocked(alias: string): string;
+  /** SQL that signals `channel` to other processes at commit (PostgreSQL NOTIFY), or undefined. */
+  notifySql(channel: string): string | undefined;
   /** DDL creating a named sequence, or undefined when the engine emulates it (SQLite). */
   sequenceDdl(name: string): string | undefined;
   /**
@@ -52,6 +54,7 @@ export const sqliteDialect: Dialect = {
   jsonText: (column, key) => sql`json_extract(${column}, ${`$."${key}"`})`,
   placeholder: () => "?",
   skipLocked: () => "",
+  notifySql: () => undefined,
   sequenceDdl: () => undefined,
   async nextValues(db, name, count) {
     // Writers are serialised on SQLite, so a counter row in inventory_meta is exact and cheap.
@@ -90,6 +93,7 @@ export const postgresDialect: Dialect = {
   jsonText: (column, key) => sql`((${column})::jsonb ->> ${key})`,
   placeholder: (n) => `$${n}`,
   skipLocked: (alias) => ` FOR UPDATE OF ${alias} SKIP LOCKED`,
+  notifySql: (channel) => `NOTIFY "${channel.replace(/"/g, "")}"`,
   sequenceDdl: (name) => `CREATE SEQUENCE IF NOT EXISTS "${name.replace(/"/g, "")}"`,
   async nextValues(db, name, count) {
     const r = await db.executeQuery<{ v: string | number }>(

@@ -17,7 +17,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Logger } from "pino";
-import { outboxSignal, outboxTime } from "../service/outbox.ts";
+import { OUTBOX_CHANNEL, outboxSignal, outboxTime } from "../service/outbox.ts";
 import { quoteId, rawRows, type Store } from "../store/db.ts";
 import { TemplateError } from "../template/jinja.ts";
 import { buildContext, renderBody, renderHeaders, type StoredChange, signature } from "./payload.ts";
@@ -33,7 +33,8 @@ export interface WorkerSettings {
   retryBaseMs: number;
   /** Rows claimed and sent in parallel. Default 32. */
   concurrency: number;
-  /** Polling interval when idle (changes made in this process wake the worker at once). Default 1 000. */
+  /** Polling interval when idle. Commits of this process (and, on PostgreSQL, of any process, by
+   * LISTEN/NOTIFY) wake the worker at once. Default 1 000. */
   pollMs: number;
   /** Base URL for payload URLs of changes made outside an HTTP request (importer), e.g. `https://inv.example`. */
   publicUrl: string;
@@ -79,7 +80,13 @@ export class WebhookWorker {
   private running = false;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
-  private readonly onQueued = () => this.wake?.();
+  /** Set by a signal that arrived while a batch was running, so the loop does not go to sleep. */
+  private kicked = false;
+  private readonly onQueued = () => {
+    this.kicked = true;
+    this.wake?.();
+  };
+  private unlisten: (() => Promise<void>) | undefined;
 
   private readonly store: Store;
   private readonly settings: WorkerSettings;
@@ -96,6 +103,14 @@ export class WebhookWorker {
     if (this.running) return;
     this.running = true;
     outboxSignal.on("queued", this.onQueued);
+    // Other processes' commits (PostgreSQL NOTIFY); SQLite workers poll.
+    this.store
+      .listen(OUTBOX_CHANNEL, this.onQueued)
+      .then((stop) => {
+        if (this.running) this.unlisten = stop;
+        else void stop();
+      })
+      .catch((e) => this.log?.warn({ err: e }, "webhook worker: cannot LISTEN; polling only"));
     this.loop = this.run();
   }
 
@@ -103,6 +118,8 @@ export class WebhookWorker {
   async stop(): Promise<void> {
     this.running = false;
     outboxSignal.off("queued", this.onQueued);
+    await this.unlisten?.();
+    this.unlisten = undefined;
     this.wake?.();
     await this.loop;
     await closeAgents();
@@ -111,12 +128,13 @@ export class WebhookWorker {
   private async run(): Promise<void> {
     while (this.running) {
       let n = 0;
+      this.kicked = false;
       try {
         n = await this.tick();
       } catch (e) {
         this.log?.error({ err: e }, "webhook worker: claim failed");
       }
-      if (n === 0 && this.running) {
+      if (n === 0 && this.running && !this.kicked) {
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, this.settings.pollMs);
           this.wake = () => {

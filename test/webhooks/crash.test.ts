@@ -8,17 +8,17 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import { type Receiver, startReceiver } from "../helpers/receiver.ts";
-import { startServer, type TestServer } from "../helpers/server.ts";
+import { ENGINE, startServer, type TestServer } from "../helpers/server.ts";
 
 const N = 30;
 
-function startWorker(databaseUrl: string): ChildProcess {
+function startWorker(databaseUrl: string, pollSeconds = "0.1"): ChildProcess {
   return spawn(process.execPath, ["src/main.ts", "worker", "--database", databaseUrl, "--concurrency", "4"], {
     env: {
       ...process.env,
       INVENTORY_WEBHOOK_LEASE: "1.5",
       INVENTORY_WEBHOOK_TIMEOUT: "1",
-      INVENTORY_WEBHOOK_POLL: "0.1",
+      INVENTORY_WEBHOOK_POLL: pollSeconds,
       INVENTORY_WEBHOOK_RETRY_BASE: "0.1",
       INVENTORY_LOG_LEVEL: "warn",
     },
@@ -93,5 +93,27 @@ describe("worker crash", () => {
       lost.size >= 1 && lost.size <= 4,
       `in-flight attempts at the kill: ${lost.size} (1..4 expected)`,
     );
+  });
+
+  it("a separate worker on PostgreSQL is woken by NOTIFY at commit, not by its poll", {
+    skip: ENGINE !== "postgres",
+  }, async () => {
+    child?.kill("SIGKILL");
+    child = startWorker(s.databaseUrl, "60");
+    const h = await s.api("/api/extras/webhooks/", {
+      method: "POST",
+      body: {
+        name: "notify",
+        content_types: ["tenancy.tenant"],
+        type_create: true,
+        payload_url: `${rcv.url}/notify`,
+      },
+    });
+    assert.equal(h.status, 201);
+    await new Promise((r) => setTimeout(r, 1500)); // the worker is up and idle, next poll in a minute
+    const before = rcv.requests.length;
+    await s.api("/api/tenancy/tenants/", { method: "POST", body: { name: "Notified" } });
+    await rcv.waitFor(before + 1, 20000);
+    assert.equal(rcv.requests.at(-1)!.json.data.name, "Notified");
   });
 });

@@ -243,10 +243,13 @@ describe("webhooks and change log", () => {
     });
     const pending = await deliveries(h.id);
     assert.ok(
-      pending.every((x) => x.state.value === "retry"),
+      pending.every((x) => ["retry", "sending"].includes(x.state.value)),
       JSON.stringify(pending.map((x) => x.state)),
     );
-    assert.match(pending[0].last_error, /ECONNREFUSED/);
+    assert.ok(
+      pending.some((x) => /ECONNREFUSED/.test(x.last_error)),
+      JSON.stringify(pending.map((x) => x.last_error)),
+    );
     rcv = await startReceiver(port);
     await rcv.waitFor(3, 20000);
     assert.deepEqual(rcv.requests.map((r) => r.json.data.name).sort(), ["Late 1", "Late 2", "Late 3"]);
