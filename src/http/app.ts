@@ -16,6 +16,7 @@ import { APPS, type Model, type Registry } from "../registry/index.ts";
 import { type Ctx, makeCtx } from "../service/context.ts";
 import { AppError, NotFoundError, PermissionDenied, ValidationError } from "../service/errors.ts";
 import { retryDeliveries } from "../service/outbox.ts";
+import { type Action, type Grants, loadGrants, mayDo } from "../service/permissions.ts";
 import { getRow, listRows } from "../service/read.ts";
 import { detailUrl, represent } from "../service/represent.ts";
 import { createMany, createObject, deleteObjects, inTransaction, updateObject } from "../service/write.ts";
@@ -35,6 +36,8 @@ const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
 declare module "fastify" {
   interface FastifyRequest {
     auth: Auth;
+    /** Object permissions of a non-superuser (undefined: superuser or anonymous). */
+    grants: Grants | undefined;
     apiVersion: string;
     indent: number;
     startNs: bigint;
@@ -136,7 +139,32 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       baseUrl: baseUrl(req),
       actor: req.auth.actor,
       cached: req.method === "GET" || req.method === "HEAD",
+      grants: req.grants,
     });
+
+  /** Model-level permission (Nautobot TokenPermissions, nautobot-api-core.md §8.3): 403 without it. */
+  const need = (req: FastifyRequest, model: Model, action: Action) => {
+    if (req.auth.actor && !mayDo(req.grants, model, action)) throw new PermissionDenied();
+  };
+  const METHOD_ACTION: Record<string, Action | undefined> = {
+    GET: "view",
+    HEAD: "view",
+    POST: "add",
+    PUT: "change",
+    PATCH: "change",
+    DELETE: "delete",
+  };
+  /** The `Allow` header: the methods this user may actually use on the endpoint. */
+  const allowFor = (req: FastifyRequest, model: Model, methods: string): string =>
+    methods
+      .split(", ")
+      .filter((m) => {
+        const a = METHOD_ACTION[m];
+        if (!a) return true;
+        if (a !== "view" && (model.readOnly || (req.auth.actor && !req.auth.writeEnabled))) return false;
+        return !req.auth.actor || mayDo(req.grants, model, a);
+      })
+      .join(", ");
 
   const send = (req: FastifyRequest, reply: FastifyReply, status: number, body: unknown) => {
     reply.code(status).header("Content-Type", "application/json");
@@ -196,6 +224,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     const allowBasic = path === "/api/users/tokens/";
     req.auth = await authenticate(store, req.headers.authorization, allowBasic);
+    req.grants =
+      req.auth.actor && !req.auth.actor.isSuperuser
+        ? await loadGrants(makeCtx({ store, reg, settings }), req.auth.actor)
+        : undefined;
     if (path.endsWith("/")) {
       if (!req.auth.actor) {
         if (!(config.anonymousRead && (req.method === "GET" || req.method === "HEAD"))) {
@@ -367,15 +399,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return out.map((o) => withTokenKey(ctx, model, o));
   };
 
+  const grantsOf = (req: FastifyRequest, model: Model) => ({
+    post: mayDo(req.grants, model, "add"),
+    put: mayDo(req.grants, model, "change"),
+  });
+
   const LIST_ALLOW = "GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS";
   const DETAIL_ALLOW = "GET, PUT, PATCH, DELETE, HEAD, OPTIONS";
   const RO_ALLOW = "GET, HEAD, OPTIONS";
 
   app.all("/api/:app/:model/", async (req, reply) => {
     const model = modelOf(req);
-    reply.header("Allow", model.readOnly ? RO_ALLOW : LIST_ALLOW);
+    reply.header("Allow", allowFor(req, model, model.readOnly ? RO_ALLOW : LIST_ALLOW));
     const ctx = ctxFor(req);
     const method = req.method;
+    const action = METHOD_ACTION[method];
+    if (action && !(model.readOnly && action !== "view")) need(req, model, action);
     if (method === "GET" || method === "HEAD") {
       const { params, ignore } = listParams(req, model);
       const limitRaw = intParam(params.get("limit")?.[0]);
@@ -421,7 +460,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         results: results.map((o) => withTokenKey(ctx, model, o)),
       });
     }
-    if (method === "OPTIONS") return send(req, reply, 200, await optionsFor(ctx, model, "list", req.auth));
+    if (method === "OPTIONS")
+      return send(req, reply, 200, await optionsFor(ctx, model, "list", req.auth, grantsOf(req, model)));
     if (model.readOnly) throw new AppError(405, `Method "${method}" not allowed.`);
     if (method === "POST") {
       const body = req.body;
@@ -446,25 +486,32 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (method === "PUT" || method === "PATCH" || method === "DELETE") {
       const items = bulkItems(req.body);
       const owner = ownerOf(req, model);
+      /** The listed objects this user may act on; any other id is a 400 naming it (issue 5). */
+      const select = async (t: Ctx): Promise<Set<string>> => {
+        const { rows } = await listRows(t, model, {
+          params: new Map([["id", items.map((i) => i.id)]]),
+          limit: undefined,
+          offset: 0,
+          action: method === "DELETE" ? "delete" : "change",
+          ...(owner ? { ownerColumn: owner } : {}),
+        });
+        const found = new Set(rows.map((r) => r.id as string));
+        if (items.some((i) => !found.has(i.id))) {
+          throw new ValidationError(
+            items.map((i) => (found.has(i.id) ? {} : { id: [`Object with id ${i.id} does not exist.`] })),
+          );
+        }
+        return found;
+      };
       if (method === "DELETE") {
         await inTransaction(ctx, async (t) => {
-          let q = t.db
-            .selectFrom(model.table)
-            .select("id")
-            .where("id", "in", items.map((i) => i.id).concat(["__none__"]));
-          if (owner) q = q.where(owner[0], "=", owner[1]);
-          const found = (await q.execute()).map((r) => r.id as string);
-          if (found.length) await deleteObjects(t, model, found);
+          const found = await select(t);
+          if (found.size) await deleteObjects(t, model, [...found]);
         });
         return reply.code(204).send();
       }
       const ids = await inTransaction(ctx, async (t) => {
-        let q = t.db
-          .selectFrom(model.table)
-          .select("id")
-          .where("id", "in", items.map((i) => i.id).concat(["__none__"]));
-        if (owner) q = q.where(owner[0], "=", owner[1]);
-        const found = new Set((await q.execute()).map((r) => r.id as string));
+        const found = await select(t);
         const done: string[] = [];
         for (const item of items) {
           if (!found.has(item.id)) continue;
@@ -481,8 +528,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.all("/api/:app/:model/:id/", async (req, reply) => {
     const model = modelOf(req);
-    reply.header("Allow", model.readOnly ? RO_ALLOW : DETAIL_ALLOW);
+    reply.header("Allow", allowFor(req, model, model.readOnly ? RO_ALLOW : DETAIL_ALLOW));
     const ctx = ctxFor(req);
+    const action = METHOD_ACTION[req.method];
+    if (action && !(model.readOnly && action !== "view")) need(req, model, action);
     const rawId = (req.params as { id: string }).id;
     const id = normalizeUuid(rawId) ?? (model.key === "extras.contenttype" ? rawId : undefined);
     if (!id) throw new NotFoundError();
@@ -501,9 +550,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       );
       return send(req, reply, 200, withTokenKey(ctx, model, obj!));
     }
-    if (method === "OPTIONS") return send(req, reply, 200, await optionsFor(ctx, model, "detail", req.auth));
+    if (method === "OPTIONS")
+      return send(req, reply, 200, await optionsFor(ctx, model, "detail", req.auth, grantsOf(req, model)));
     if (model.readOnly) throw new AppError(405, `Method "${method}" not allowed.`);
-    await getRow(ctx, model, id, listP);
+    await getRow(ctx, model, id, { ...listP, action: method === "DELETE" ? "delete" : "change" });
     if (method === "PUT" || method === "PATCH") {
       await inTransaction(ctx, (t) => updateObject(t, model, id, req.body, method === "PATCH"));
       const [obj] = await renderIds(ctx, model, [id]);

@@ -55,6 +55,7 @@ export async function optionsFor(
   model: Model,
   scope: "list" | "detail",
   auth: Auth,
+  may: { post: boolean; put: boolean } = { post: true, put: true },
 ): Promise<Record<string, unknown>> {
   const words = model.verbose
     .split(" ")
@@ -139,6 +140,10 @@ export async function optionsFor(
     };
   if (model.customFields)
     fields.custom_fields = { type: "field", required: false, read_only: false, label: "Custom fields" };
-  body.actions = scope === "list" ? { POST: fields, PUT: fields } : { PUT: fields };
+  // Nautobot: each method only with the model-level permission for it; no `actions` key when none.
+  const actions: Record<string, unknown> = {};
+  if (scope === "list" && may.post) actions.POST = fields;
+  if (may.put) actions.PUT = fields;
+  if (Object.keys(actions).length) body.actions = actions;
   return body;
 }

@@ -684,3 +684,8 @@ export async function compileFilters(
 }
 
 export { containsCidr };
+
+/** OR of conditions (a single condition is returned as is). */
+export function anyOf(conds: Cond[]): Cond {
+  return conds.length ? or(conds) : sql<boolean>`1 = 0`;
+}

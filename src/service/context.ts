@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { Registry } from "../registry/index.ts";
 import type { Db, Store } from "../store/db.ts";
+import type { Grants } from "./permissions.ts";
 
 /** The authenticated user acting in a request. */
 export interface Actor {
@@ -39,6 +40,8 @@ export interface Ctx {
   memo: Map<string, unknown>;
   /** Token keys created in this request, shown once in clear (token id → key). */
   freshTokenKeys: Map<string, string>;
+  /** The acting user's object permissions; undefined = unrestricted (superuser, importer, CLI). */
+  grants?: Grants | undefined;
   /** Do not instantiate device components from templates (the NetBox importer loads the real ones). */
   skipTemplates?: boolean;
 }
@@ -75,6 +78,7 @@ export function makeCtx(args: {
   actor?: Actor | undefined;
   /** Use the cross-request read cache (read-only requests). */
   cached?: boolean;
+  grants?: Grants | undefined;
 }): Ctx {
   const cache = args.cached ? sharedFor(args.store) : undefined;
   let nested = new Map<string, Map<string, Record<string, unknown>>>();
@@ -94,5 +98,6 @@ export function makeCtx(args: {
     nestedCache: nested,
     memo: cache ? cache.memo : new Map(),
     freshTokenKeys: new Map(),
+    grants: args.grants,
   };
 }

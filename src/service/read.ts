@@ -11,6 +11,7 @@ import type { Model } from "../registry/index.ts";
 import { orderColumns } from "../store/ordering.ts";
 import type { Ctx } from "./context.ts";
 import { NotFoundError, ValidationError } from "./errors.ts";
+import { type Action, restriction } from "./permissions.ts";
 import { type Row, rowsWhereIn } from "./rows.ts";
 
 /** Parameters of a list call. */
@@ -22,6 +23,8 @@ export interface ListParams {
   ignore?: ReadonlySet<string>;
   /** Restrict to rows owned by a user (tokens). */
   ownerColumn?: [string, string];
+  /** Permission action whose constraints restrict the rows (default `view`). */
+  action?: Action;
 }
 
 async function filtered(ctx: Ctx, model: Model, p: ListParams): Promise<SelectQueryBuilder<any, any, any>> {
@@ -34,6 +37,8 @@ async function filtered(ctx: Ctx, model: Model, p: ListParams): Promise<SelectQu
   let q = ctx.db.selectFrom(`${model.table} as t`);
   if (cond) q = q.where(cond);
   if (p.ownerColumn) q = q.where(`t.${p.ownerColumn[0]}`, "=", p.ownerColumn[1]);
+  const allowed = await restriction(ctx, model, p.action ?? "view");
+  if (allowed) q = q.where(allowed);
   return q;
 }
 
@@ -61,13 +66,14 @@ export async function listRows(
 /** One row by id, honouring filters (Nautobot applies filters to detail routes too). @throws NotFoundError */
 export async function getRow(ctx: Ctx, model: Model, id: string, p?: ListParams): Promise<Row> {
   const plain =
-    !p || (![...p.params.keys()].some((k) => !(p.ignore ?? RESERVED_PARAMS).has(k)) && !p.ownerColumn);
+    !ctx.grants &&
+    (!p || (![...p.params.keys()].some((k) => !(p.ignore ?? RESERVED_PARAMS).has(k)) && !p.ownerColumn));
   if (plain) {
     const [row] = await rowsWhereIn(ctx, model, "id", [id]);
     if (!row) throw new NotFoundError();
     return row;
   }
-  const q = p ? await filtered(ctx, model, p) : ctx.db.selectFrom(`${model.table} as t`);
+  const q = await filtered(ctx, model, p ?? { params: new Map(), limit: 1, offset: 0 });
   const row = await q.selectAll("t").where("t.id", "=", id).executeTakeFirst();
   if (!row) throw new NotFoundError();
   return row;

@@ -14,10 +14,18 @@ import type { Model } from "../registry/index.ts";
 import type { ValidateArgs } from "../registry/meta.ts";
 import { joinTable } from "../store/ddl.ts";
 import type { Ctx } from "./context.ts";
-import { AppError, type ErrorBag, NotFoundError, ProtectedError, ValidationError } from "./errors.ts";
+import {
+  AppError,
+  type ErrorBag,
+  NotFoundError,
+  PermissionDenied,
+  ProtectedError,
+  ValidationError,
+} from "./errors.ts";
 import { runHook } from "./hooks.ts";
 import { naturalKey, parseWrite } from "./input.ts";
 import { enqueueDeliveries, type LoggedChange, outboxSignal, QUEUED_KEY } from "./outbox.ts";
+import { permits } from "./permissions.ts";
 import { detailUrl, nestedFor, represent } from "./represent.ts";
 import {
   chunks,
@@ -275,6 +283,8 @@ export async function createObject(
   if (model.afterWrite)
     await runHook(ctx, model.afterWrite, { action: "create", id, data: record, before: undefined });
   pending(ctx).push({ model, id, action: "create" });
+  // The saved object must fall inside the user's `add` constraints (Nautobot 1.6: 403 and rollback).
+  if (ctx.grants && !(await permits(ctx, model, id, "add"))) throw new PermissionDenied();
   return id;
 }
 
@@ -315,6 +325,7 @@ export async function updateObject(
   await writeRelations(ctx, model, id, record, parsed.touched, parsed.tags, false);
   if (model.afterWrite) await runHook(ctx, model.afterWrite, { action: "update", id, data: record, before });
   pending(ctx).push({ model, id, action: "update", ...(prechange ? { prechange } : {}) });
+  if (ctx.grants && !(await permits(ctx, model, id, "change"))) throw new PermissionDenied();
 }
 
 /** Relative-URL full representations used as change-log snapshots. */

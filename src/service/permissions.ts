@@ -1,0 +1,152 @@
+/**
+ * Object permissions as Nautobot 1.6 (nautobot-api-core.md §8.3–8.4; issue 5): a user may perform an
+ * action (view, add, change, delete) on a model when an enabled ObjectPermission assigned to the user,
+ * directly or through a group, lists the model's content type and the action. Its `constraints` restrict
+ * which objects: null, `{}` or `[]` means all; an object is an AND of filters in the API's own query
+ * language (the same compiler as list filters, e.g. `{"site": "ams1", "status": ["active", "planned"]}`);
+ * a list of objects is their OR. `"$user"` stands for the requesting user (its username, or its id for
+ * parameters ending in `_id`). Superusers bypass everything.
+ */
+import { sql } from "kysely";
+import { anyOf, type Cond, compileFilters } from "../query/filters.ts";
+import type { Model } from "../registry/index.ts";
+import { joinTable } from "../store/ddl.ts";
+import type { Actor, Ctx } from "./context.ts";
+
+/** A permission action. */
+export type Action = "view" | "add" | "change" | "delete";
+
+/** One constraint set: query parameter → values (OR within a parameter, AND across parameters). */
+type ConstraintSet = Map<string, string[]>;
+
+/** What a (non-superuser) user holds: `app.model:action` → constraint sets, or "all" when unrestricted. */
+export interface Grants {
+  user: Actor;
+  rules: Map<string, ConstraintSet[] | "all">;
+}
+
+function toSets(constraints: unknown, actor: Actor): ConstraintSet[] | "all" {
+  if (constraints === null || constraints === undefined) return "all";
+  const list = Array.isArray(constraints) ? constraints : [constraints];
+  if (!list.length) return "all";
+  const sets: ConstraintSet[] = [];
+  for (const item of list) {
+    if (!item || typeof item !== "object" || Array.isArray(item)) continue;
+    const entries = Object.entries(item as Record<string, unknown>);
+    if (!entries.length) return "all";
+    const set: ConstraintSet = new Map();
+    for (const [k, v] of entries) {
+      const vals = (Array.isArray(v) ? v : [v]).map((x) =>
+        x === "$user" ? (k.endsWith("_id") ? actor.id : actor.username) : String(x),
+      );
+      set.set(k, vals);
+    }
+    sets.push(set);
+  }
+  return sets;
+}
+
+/** Load the grants of a user (3 queries). Returns undefined for superusers (no restriction). */
+export async function loadGrants(ctx: Ctx, actor: Actor): Promise<Grants | undefined> {
+  if (actor.isSuperuser) return undefined;
+  const pm = ctx.reg.get("users.objectpermission");
+  const um = ctx.reg.get("users.user");
+  const groups = (
+    await ctx.db
+      .selectFrom(joinTable(um, "groups"))
+      .select("target_id")
+      .where("source_id", "=", actor.id)
+      .execute()
+  ).map((r) => r.target_id as string);
+  const viaUser = ctx.db
+    .selectFrom(joinTable(pm, "users"))
+    .select("source_id")
+    .where("target_id", "=", actor.id);
+  const viaGroup = ctx.db
+    .selectFrom(joinTable(pm, "groups"))
+    .select("source_id")
+    .where("target_id", "in", groups.length ? groups : ["__none__"]);
+  const perms = await ctx.db
+    .selectFrom(pm.table)
+    .select(["id", "actions", "constraints"])
+    .where("enabled", "=", true)
+    .where((eb) => eb.or([eb("id", "in", viaUser), eb("id", "in", viaGroup)]))
+    .execute();
+  const rules = new Map<string, ConstraintSet[] | "all">();
+  if (perms.length) {
+    const types = await ctx.db
+      .selectFrom(joinTable(pm, "object_types"))
+      .select(["source_id", "content_type"])
+      .where(
+        "source_id",
+        "in",
+        perms.map((p) => p.id),
+      )
+      .execute();
+    for (const p of perms) {
+      const actions = parse(p.actions);
+      const sets = toSets(parse(p.constraints), actor);
+      for (const t of types) {
+        if (t.source_id !== p.id) continue;
+        for (const a of Array.isArray(actions) ? actions : []) {
+          const key = `${t.content_type}:${a}`;
+          const prev = rules.get(key);
+          if (prev === "all" || sets === "all") rules.set(key, "all");
+          else rules.set(key, [...(prev ?? []), ...sets]);
+        }
+      }
+    }
+  }
+  return { user: actor, rules };
+}
+
+function parse(v: unknown): unknown {
+  if (typeof v !== "string") return v;
+  try {
+    return JSON.parse(v);
+  } catch {
+    return null;
+  }
+}
+
+/** Model-level check: does the user hold `action` on `model` at all? (superusers: undefined grants → yes) */
+export function mayDo(grants: Grants | undefined, model: Model, action: Action): boolean {
+  return !grants || grants.rules.has(`${model.key}:${action}`);
+}
+
+/**
+ * The row restriction of `action` on `model` for table alias `t`: undefined = unrestricted; a condition
+ * otherwise (`1 = 0` when the user holds no such permission). A constraint that does not compile (unknown
+ * filter, bad value) matches nothing.
+ */
+export async function restriction(ctx: Ctx, model: Model, action: Action): Promise<Cond | undefined> {
+  const grants = ctx.grants;
+  if (!grants) return undefined;
+  const rule = grants.rules.get(`${model.key}:${action}`);
+  if (rule === undefined) return sql<boolean>`1 = 0`;
+  if (rule === "all") return undefined;
+  const conds: Cond[] = [];
+  for (const set of rule) {
+    const { cond, errors } = await compileFilters(
+      { db: ctx.db, dialect: ctx.store.dialect, reg: ctx.reg, model },
+      set,
+      new Set(),
+    );
+    if (Object.keys(errors).length) continue;
+    conds.push(cond ?? sql<boolean>`1 = 1`);
+  }
+  return anyOf(conds);
+}
+
+/** Does the object `id` fall inside the user's `action` constraints (read in the caller's transaction)? */
+export async function permits(ctx: Ctx, model: Model, id: string, action: Action): Promise<boolean> {
+  const cond = await restriction(ctx, model, action);
+  if (!cond) return true;
+  const row = await ctx.db
+    .selectFrom(`${model.table} as t`)
+    .select("t.id")
+    .where("t.id", "=", id)
+    .where(cond)
+    .executeTakeFirst();
+  return !!row;
+}
