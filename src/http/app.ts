@@ -3,6 +3,8 @@
  * endpoints of every registered model (no per-model handlers). Behaviour follows the seed (Endpoints,
  * Authentication, Errors, Limits) and Nautobot 1.6 at API version 1.2 (nautobot-api-core.md).
  */
+import fastifySwagger from "@fastify/swagger";
+import fastifySwaggerUi from "@fastify/swagger-ui";
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -10,6 +12,7 @@ import Fastify, {
   LogController,
 } from "fastify";
 import type { Logger } from "pino";
+import YAML from "yaml";
 import type { Config } from "../config.ts";
 import { normalizeUuid, RESERVED_PARAMS } from "../query/filters.ts";
 import { APPS, type Model, type Registry } from "../registry/index.ts";
@@ -22,6 +25,7 @@ import { detailUrl, represent } from "../service/represent.ts";
 import { createMany, createObject, deleteObjects, inTransaction, updateObject } from "../service/write.ts";
 import type { Store } from "../store/db.ts";
 import { type Auth, authenticate, clearTokenCache } from "./auth.ts";
+import { renderHtml, wantsHtml } from "./browsable.ts";
 import { mapError } from "./errors.ts";
 import { openapiDocument } from "./openapi.ts";
 import { optionsFor } from "./options.ts";
@@ -167,6 +171,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       .join(", ");
 
   const send = (req: FastifyRequest, reply: FastifyReply, status: number, body: unknown) => {
+    if (wantsHtml(req.headers.accept) && queryParams(req.url, req).get("format")?.[0] !== "json") {
+      reply.code(status).header("Content-Type", "text/html; charset=utf-8");
+      return reply.send(renderHtml(req.method, req.url, status, body));
+    }
     reply.code(status).header("Content-Type", "application/json");
     return reply.send(req.indent ? JSON.stringify(body, null, req.indent) : JSON.stringify(body));
   };
@@ -218,7 +226,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     req.apiVersion = hv ?? qv ?? DEFAULT_API_VERSION;
     reply.header("API-Version", req.apiVersion);
     const path = req.url.split("?")[0]!;
-    if (!path.startsWith("/api/")) {
+    if (path === "/api/docs/" && queryParams(req.url, req).get("format")?.[0] === "openapi") {
+      reply.code(302).header("Location", "/api/swagger.json").send();
+      return reply;
+    }
+    // Documentation holds no data: readable without a token, as a browser opens it.
+    if (!path.startsWith("/api/") || path.startsWith("/api/docs") || path.startsWith("/api/swagger.")) {
       req.auth = { actor: undefined, writeEnabled: false };
       return;
     }
@@ -314,14 +327,32 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   });
 
-  app.get("/api/docs/", async (req, reply) => {
-    if (queryParams(req.url, req).get("format")?.[0] === "openapi")
-      return reply.code(301).header("Location", "/api/swagger.json").send();
-    reply.type("text/html; charset=utf-8");
-    return reply.send(docsPage());
+  // The OpenAPI document depends only on the registry and the base URL: built once per base URL.
+  const docs = new Map<string, Record<string, unknown>>();
+  const docFor = (req: FastifyRequest) => {
+    const b = baseUrl(req);
+    let d = docs.get(b);
+    if (!d) {
+      d = openapiDocument(reg, b) as Record<string, unknown>;
+      if (docs.size > 20) docs.clear();
+      docs.set(b, d);
+    }
+    return d;
+  };
+  // Interactive documentation: Swagger UI from its npm package (no CDN) over the registry's document.
+  await app.register(fastifySwagger, {
+    mode: "static",
+    specification: { document: openapiDocument(reg, "") as any },
   });
-  app.get("/api/swagger.json", async (req, reply) =>
-    send(req, reply, 200, openapiDocument(reg, baseUrl(req))),
+  await app.register(fastifySwaggerUi, {
+    routePrefix: "/api/docs",
+    uiConfig: { docExpansion: "none", deepLinking: true },
+    transformSpecification: (_doc: unknown, req: FastifyRequest) => docFor(req),
+    transformSpecificationClone: false,
+  });
+  app.get("/api/swagger.json", async (req, reply) => send(req, reply, 200, docFor(req)));
+  app.get("/api/swagger.yaml", async (req, reply) =>
+    reply.type("application/yaml; charset=utf-8").send(YAML.stringify(docFor(req))),
   );
 
   app.get("/api/plugins/", async (req, reply) =>
@@ -610,10 +641,4 @@ function withTokenKey(ctx: Ctx, model: Model, obj: Record<string, unknown>): Rec
   if (model.key !== "users.token") return obj;
   const fresh = ctx.freshTokenKeys.get(obj.id as string);
   return { ...obj, key: fresh ?? null };
-}
-
-function docsPage(): string {
-  return `<!doctype html><html><head><title>Inventory API</title></head><body>
-<h1>Inventory API</h1><p>OpenAPI document: <a href="/api/swagger.json">/api/swagger.json</a>. API root: <a href="/api/">/api/</a>.</p>
-</body></html>`;
 }
