@@ -95,6 +95,9 @@ const counts = await sql<{
   store.db,
 );
 log(`seeded: ${JSON.stringify(counts.rows[0])}`);
+const bulkInterfaces = (
+  await store.db.selectFrom("dcim_interface").select("id").orderBy("id").limit(1000).execute()
+).map((r) => r.id as string);
 await store.close();
 
 // 4. Server in a child process.
@@ -187,7 +190,37 @@ for (const sc of args["only-webhooks"] ? scenarios.slice(0, 1) : scenarios) {
   );
 }
 
-// 5. Webhooks: commit-to-delivery latency and deliveries/s with a local receiver.
+// 5. Bulk writes: one request each, timed (issue 5): 1,000 IP addresses created, 1,000 interfaces patched.
+const bulkResults: Array<{ scenario: string; seconds: number; rowsPerSec: number; status: number }> = [];
+const timed = async (scenario: string, method: string, path: string, body: unknown, rows: number) => {
+  const t0 = performance.now();
+  const r = await fetch(`${base}${path}`, { method, headers, body: JSON.stringify(body) });
+  await r.arrayBuffer();
+  const seconds = (performance.now() - t0) / 1000;
+  bulkResults.push({ scenario, seconds, rowsPerSec: rows / seconds, status: r.status });
+  log(`  ${scenario}: ${seconds.toFixed(2)} s, ${(rows / seconds).toFixed(0)} rows/s (HTTP ${r.status})`);
+};
+if (!args["only-webhooks"]) {
+  await timed(
+    "bulk POST 1,000 IP addresses",
+    "POST",
+    "/api/ipam/ip-addresses/",
+    Array.from({ length: 1000 }, (_, i) => ({
+      address: `100.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}/10`,
+      status: "active",
+    })),
+    1000,
+  );
+  await timed(
+    `bulk PATCH ${bulkInterfaces.length} interfaces`,
+    "PATCH",
+    "/api/dcim/interfaces/",
+    bulkInterfaces.map((id, i) => ({ id, description: `bulk ${i}` })),
+    bulkInterfaces.length,
+  );
+}
+
+// 6. Webhooks: commit-to-delivery latency and deliveries/s with a local receiver.
 const webhookResults: WebhookFigures[] = [];
 for (const n of [1, 10]) {
   const w = await webhookBench(base, headers, n, {
@@ -238,6 +271,7 @@ writeFileSync(
       importSeconds,
       node: process.version,
       results,
+      bulk: bulkResults,
       webhooks: webhookResults,
     },
     null,
