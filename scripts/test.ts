@@ -54,4 +54,13 @@ for (const engine of engines) {
   }
   run(`integration on ${engine}`, integration, { TEST_DB: engine });
 }
+// Schemathesis against the OpenAPI document (issue 5); FUZZ=0 skips it.
+if (process.env.FUZZ !== "0") {
+  process.stdout.write("\n# schemathesis against /api/swagger.json\n");
+  const r = spawnSync(process.execPath, ["scripts/fuzz.ts"], {
+    stdio: "inherit",
+    env: { FUZZ_EXAMPLES: "5", ...process.env },
+  });
+  if (r.status !== 0) failed = true;
+}
 process.exit(failed ? 1 : 0);

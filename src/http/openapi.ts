@@ -1,37 +1,263 @@
 /**
- * OpenAPI 3.0 document derived from the registry: one list and one detail path per model with the
- * operations, parameters (the model's filters) and a schema of the full representation.
+ * OpenAPI 3.0 document derived from the registry (issue 5): for every model a list and a detail path with
+ * every operation the server answers, every filter and lookup as a query parameter, request bodies, and
+ * response schemas that describe what the server really returns (test/api/openapi.test.ts validates real
+ * responses of every endpoint against it; schemathesis fuzzes it in CI).
+ *
+ * Components per model (PascalCase of app + model, e.g. `DcimSite`):
+ * - `DcimSite`: the full representation (every key always present, except opt-out computed fields);
+ * - `NestedDcimSite`: the nested / brief representation (`display`, `id`, `url` and the nested fields);
+ * - `WritableDcimSite`: a POST/PUT body (required fields listed); `PatchedWritableDcimSite`: a PATCH body;
+ * - `PaginatedDcimSiteList`: the list envelope.
  */
 import { filterSetFor } from "../query/filters.ts";
-import type { Registry } from "../registry/index.ts";
+import type { Model, Registry } from "../registry/index.ts";
 import type { FieldDef } from "../registry/meta.ts";
 
-function schemaOf(fd: FieldDef): Record<string, unknown> {
+type Schema = Record<string, unknown>;
+
+const nullable = (s: Schema, yes: boolean): Schema => (yes ? { ...s, nullable: true } : s);
+const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const refNullable = (name: string, yes: boolean): Schema =>
+  yes ? { allOf: [ref(name)], nullable: true } : ref(name);
+
+/** Component base name of a model: `dcim.site` → `DcimSite`. */
+export function componentName(m: Model): string {
+  const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+  return `${pascal(m.app)}${pascal(m.name)}`;
+}
+
+const CHOICE_OUT: Schema = {
+  type: "object",
+  properties: { value: {}, label: { type: "string" } },
+  required: ["value", "label"],
+};
+
+const UUID: Schema = { type: "string", format: "uuid" };
+/** A related object given by UUID or by attributes (seed, Writes; nautobot-api-core.md §3). */
+const RELATED_IN: Schema = { oneOf: [UUID, { type: "object", additionalProperties: true }] };
+
+/** Schema of a field as rendered in a representation (`mode` full or nested). */
+function outSchema(reg: Registry, m: Model, name: string, fd: FieldDef, mode: "full" | "nested"): Schema {
   switch (fd.kind) {
+    case "str":
+      if (m.key === "users.token" && name === "key") return { type: "string", nullable: true };
+      return nullable({ type: "string" }, !!fd.nullable);
+    case "text":
+    case "slug":
+    case "mac":
+    case "ct":
+      return nullable({ type: "string" }, !!fd.nullable);
+    case "ip":
+      return { type: "string", nullable: true };
+    case "date":
+      return { type: "string", format: "date", nullable: true };
+    case "datetime":
+      return { type: "string", format: "date-time", nullable: true };
     case "int":
+      return { type: "integer", nullable: true };
     case "count":
-      return { type: "integer", ...(fd.kind === "int" && fd.nullable ? { nullable: true } : {}) };
+      return { type: "integer" };
     case "bool":
-      return { type: "boolean" };
+      return nullable({ type: "boolean" }, !!fd.nullable);
     case "decimal":
       return { type: "string", format: "decimal", nullable: true };
     case "json":
       return {};
-    case "m2m":
-    case "cts":
-      return { type: "array", items: {} };
-    case "fk":
-    case "gfk":
-    case "computed":
-      return { type: "object", nullable: true };
     case "choice":
+      return fd.plain ? { type: "string" } : { ...CHOICE_OUT, nullable: true };
     case "status":
-      return fd.kind === "choice" && fd.plain
-        ? { type: "string" }
-        : { type: "object", properties: { value: {}, label: { type: "string" } } };
-    default:
-      return { type: "string", ...("nullable" in fd && fd.nullable ? { nullable: true } : {}) };
+      return { ...CHOICE_OUT, nullable: true };
+    case "fk": {
+      if (mode !== "full" && (fd.asId === true || name === "cable")) return { ...UUID, nullable: true };
+      const target = reg.get(fd.to);
+      // Nested objects of FKs may be the display-only form: id, url, display only are guaranteed.
+      return refNullable(`Nested${componentName(target)}`, true);
+    }
+    case "m2m":
+      return { type: "array", items: ref(`Nested${componentName(reg.get(fd.to))}`) };
+    case "cts":
+      return { type: "array", items: { type: "string" } };
+    case "gfk":
+      return { type: "object", nullable: true };
+    case "computed":
+      switch (fd.type) {
+        case "string":
+          return { type: "string", nullable: true };
+        case "boolean":
+          return { type: "boolean", nullable: true };
+        case "integer":
+          return { type: "integer", nullable: true };
+        case "choice":
+          // Nested serializers render the value alone (Nautobot NestedIPAddressSerializer.family: integer).
+          return mode === "nested" ? { type: "integer", nullable: true } : { ...CHOICE_OUT, nullable: true };
+        case "nested object":
+          return { type: "object", nullable: true };
+        default:
+          return {};
+      }
   }
+}
+
+/** Schema of a field in a write body. */
+function inSchema(reg: Registry, fd: FieldDef): Schema | undefined {
+  if (fd.readOnly) return undefined;
+  switch (fd.kind) {
+    case "str":
+      return nullable(
+        {
+          type: "string",
+          ...(fd.max ? { maxLength: fd.max } : {}),
+        },
+        !!fd.nullable,
+      );
+    case "text":
+    case "slug":
+    case "mac":
+    case "date":
+    case "datetime":
+    case "ip":
+      return nullable({ type: "string" }, !!fd.nullable || fd.kind === "ip");
+    case "ct":
+      return { type: "string", enum: reg.resolveAllowed(fd.allowed) };
+    case "int":
+      return nullable(
+        {
+          type: "integer",
+          ...(fd.min !== undefined ? { minimum: fd.min } : {}),
+          ...(fd.max !== undefined ? { maximum: fd.max } : {}),
+        },
+        !!fd.nullable,
+      );
+    case "bool":
+      return { type: "boolean" };
+    case "decimal":
+      return { oneOf: [{ type: "number" }, { type: "string" }], nullable: true };
+    case "json":
+      return {};
+    case "choice":
+      return { type: fd.int ? "integer" : "string", enum: fd.choices.map(([v]) => v) };
+    case "status":
+      return { type: "string" };
+    case "fk":
+      return nullable(RELATED_IN, !fd.required);
+    case "m2m":
+      return { type: "array", items: RELATED_IN };
+    case "cts":
+      return { type: "array", items: { type: "string", enum: reg.resolveAllowed(fd.allowed) } };
+    case "gfk":
+    case "count":
+    case "computed":
+      return undefined;
+  }
+}
+
+function fullSchema(reg: Registry, m: Model): Schema {
+  const props: Record<string, Schema> = {
+    id: m.key === "extras.contenttype" ? { type: "integer" } : UUID,
+    display: { type: "string" },
+    url: { type: "string", format: "uri" },
+  };
+  const required = ["id", "display", "url"];
+  for (const [n, fd] of m.fieldList) {
+    if (fd.hidden || fd.writeOnly) continue;
+    if (fd.kind === "gfk") {
+      props[`${n}_type`] = { type: "string", nullable: true };
+      props[`${n}_id`] = { type: "string", nullable: true };
+      props[n] = { type: "object", nullable: true };
+      required.push(`${n}_type`, `${n}_id`, n);
+      continue;
+    }
+    props[n] = outSchema(reg, m, n, fd, "full");
+    if (fd.kind !== "computed") required.push(n);
+  }
+  if (m.changelog) {
+    props.created = { type: "string", nullable: true };
+    props.last_updated = { type: "string", format: "date-time", nullable: true };
+    required.push("created", "last_updated");
+  }
+  if (m.tags) {
+    props.tags = { type: "array", items: ref("NestedExtrasTag") };
+    required.push("tags");
+  }
+  if (m.customFields) {
+    props.custom_fields = { type: "object", additionalProperties: true };
+    required.push("custom_fields");
+  }
+  return { type: "object", properties: props, required };
+}
+
+function nestedSchema(reg: Registry, m: Model): Schema {
+  const props: Record<string, Schema> = {
+    display: { type: "string" },
+    id: m.key === "extras.contenttype" ? { type: "integer" } : UUID,
+    url: { type: "string", format: "uri" },
+  };
+  for (const n of m.nested) {
+    const fd = m.fields[n];
+    if (!fd || fd.kind === "gfk") continue;
+    props[n] = outSchema(reg, m, n, fd, "nested");
+  }
+  // Nested objects inside other representations may be the display-only form: only these three are sure.
+  return { type: "object", properties: props, required: ["display", "id", "url"] };
+}
+
+function writableSchema(reg: Registry, m: Model, withRequired: boolean): Schema {
+  const props: Record<string, Schema> = {};
+  const required: string[] = [];
+  for (const [n, fd] of m.fieldList) {
+    if (fd.kind === "gfk") {
+      if (fd.readOnly) continue;
+      props[`${n}_type`] = nullable({ type: "string", enum: reg.resolveAllowed(fd.allowed) }, !fd.required);
+      props[`${n}_id`] = nullable(UUID, !fd.required);
+      if (fd.required && withRequired) required.push(`${n}_type`, `${n}_id`);
+      continue;
+    }
+    const s = inSchema(reg, fd);
+    if (!s) continue;
+    props[n] = s;
+    const defaulted = fd.kind === "slug" && !!fd.from;
+    if (fd.required && !defaulted && withRequired) required.push(n);
+  }
+  if (m.tags) props.tags = { type: "array", items: RELATED_IN };
+  if (m.customFields) props.custom_fields = { type: "object", additionalProperties: true };
+  return { type: "object", properties: props, ...(required.length ? { required } : {}) };
+}
+
+const ERROR: Schema = {
+  description: "Error: `{detail}` or field errors (a list aligned with the input for bulk writes)",
+  content: { "application/json": { schema: ref("Error") } },
+};
+const errors = (...codes: number[]) =>
+  Object.fromEntries(codes.map((c) => [String(c), ERROR])) as Record<string, unknown>;
+
+const json = (schema: Schema, description = "") => ({
+  description,
+  content: { "application/json": { schema } },
+});
+
+function listParameters(reg: Registry, m: Model): unknown[] {
+  const params: unknown[] = [...filterSetFor(reg, m).keys()].sort().map((p) => ({
+    name: p,
+    in: "query",
+    required: false,
+    schema: { type: "array", items: { type: "string" } },
+    style: "form",
+    explode: true,
+  }));
+  params.push(
+    { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 0 } },
+    { name: "offset", in: "query", required: false, schema: { type: "integer", minimum: 0 } },
+    { name: "brief", in: "query", required: false, schema: { type: "boolean" } },
+  );
+  if (m.configContext)
+    params.push({
+      name: "exclude",
+      in: "query",
+      required: false,
+      schema: { type: "string", enum: ["config_context"] },
+    });
+  return params;
 }
 
 let cached: Record<string, unknown> | undefined;
@@ -40,117 +266,178 @@ let cached: Record<string, unknown> | undefined;
 export function openapiDocument(reg: Registry, baseUrl: string): Record<string, unknown> {
   if (!cached) {
     const paths: Record<string, unknown> = {};
-    const schemas: Record<string, unknown> = {};
+    const schemas: Record<string, Schema> = {
+      // `{detail}` or `{field: [messages]}`; bulk writes answer a list aligned with the input.
+      Error: {
+        anyOf: [
+          { type: "object", additionalProperties: true },
+          { type: "array", items: { type: "object", additionalProperties: true } },
+        ],
+      },
+    };
+    const BRIEF_OR_FULL = (name: string): Schema => ({ anyOf: [ref(name), ref(`Nested${name}`)] });
     for (const m of reg.models.values()) {
-      const name = m.key.replace(".", "_");
-      const props: Record<string, unknown> = {
-        id: { type: "string", format: "uuid" },
-        display: { type: "string" },
-        url: { type: "string", format: "uri" },
+      const name = componentName(m);
+      schemas[name] = fullSchema(reg, m);
+      schemas[`Nested${name}`] = nestedSchema(reg, m);
+      schemas[`Paginated${name}List`] = {
+        type: "object",
+        properties: {
+          count: { type: "integer" },
+          next: { type: "string", format: "uri", nullable: true },
+          previous: { type: "string", format: "uri", nullable: true },
+          results: { type: "array", items: BRIEF_OR_FULL(name) },
+        },
+        required: ["count", "next", "previous", "results"],
       };
-      for (const [n, fd] of m.fieldList) if (!fd.hidden && !fd.writeOnly) props[n] = schemaOf(fd);
-      schemas[name] = { type: "object", properties: props };
-      const params = [...filterSetFor(reg, m).keys()].map((p) => ({
-        name: p,
-        in: "query",
-        required: false,
-        schema: { type: "string" },
-      }));
-      params.push(
-        { name: "limit", in: "query", required: false, schema: { type: "integer" } } as any,
-        { name: "offset", in: "query", required: false, schema: { type: "integer" } } as any,
-        { name: "brief", in: "query", required: false, schema: { type: "string" } } as any,
-      );
-      const ref = { $ref: `#/components/schemas/${name}` };
+      const op = (id: string) => ({
+        operationId: `${m.app}_${m.path.replace(/-/g, "_")}_${id}`,
+        tags: [m.app],
+      });
+      const idParam = {
+        name: "id",
+        in: "path",
+        required: true,
+        schema: m.key === "extras.contenttype" ? { type: "integer" } : UUID,
+      };
       const list: Record<string, unknown> = {
         get: {
-          operationId: `${m.app}_${m.path}_list`,
-          tags: [m.app],
-          parameters: params,
+          ...op("list"),
+          parameters: listParameters(reg, m),
+          responses: { 200: json(ref(`Paginated${name}List`)), ...errors(400, 403) },
+        },
+      };
+      const detail: Record<string, unknown> = {
+        parameters: [idParam],
+        get: {
+          ...op("retrieve"),
+          parameters: m.configContext
+            ? [
+                {
+                  name: "exclude",
+                  in: "query",
+                  required: false,
+                  schema: { type: "string", enum: ["config_context"] },
+                },
+              ]
+            : [],
+          responses: { 200: json(BRIEF_OR_FULL(name)), ...errors(403, 404) },
+        },
+      };
+      if (!m.readOnly) {
+        schemas[`Writable${name}`] = writableSchema(reg, m, true);
+        schemas[`PatchedWritable${name}`] = writableSchema(reg, m, false);
+        const withId = (s: string): Schema => ({
+          allOf: [ref(s), { type: "object", properties: { id: UUID }, required: ["id"] }],
+        });
+        list.post = {
+          ...op("create"),
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": {
+                schema: { oneOf: [ref(`Writable${name}`), { type: "array", items: ref(`Writable${name}`) }] },
+              },
+            },
+          },
           responses: {
-            200: {
-              description: "",
-              content: {
-                "application/json": {
-                  schema: {
-                    type: "object",
-                    properties: {
-                      count: { type: "integer" },
-                      next: { type: "string", nullable: true },
-                      previous: { type: "string", nullable: true },
-                      results: { type: "array", items: ref },
-                    },
-                  },
+            201: json(
+              { oneOf: [ref(name), { type: "array", items: ref(name) }] },
+              "Created (an array for an array body)",
+            ),
+            ...errors(400, 403),
+          },
+        };
+        list.put = {
+          ...op("bulk_update"),
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: { type: "array", items: withId(`Writable${name}`) } } },
+          },
+          responses: { 200: json({ type: "array", items: ref(name) }), ...errors(400, 403) },
+        };
+        list.patch = {
+          ...op("bulk_partial_update"),
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": { schema: { type: "array", items: withId(`PatchedWritable${name}`) } },
+            },
+          },
+          responses: { 200: json({ type: "array", items: ref(name) }), ...errors(400, 403) },
+        };
+        list.delete = {
+          ...op("bulk_destroy"),
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": {
+                schema: {
+                  type: "array",
+                  items: { type: "object", properties: { id: UUID }, required: ["id"] },
                 },
               },
             },
           },
-        },
-      };
-      const detail: Record<string, unknown> = {
-        get: {
-          operationId: `${m.app}_${m.path}_retrieve`,
-          tags: [m.app],
-          parameters: [
-            { name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } },
-          ],
-          responses: { 200: { description: "", content: { "application/json": { schema: ref } } } },
-        },
-      };
-      if (!m.readOnly) {
-        list.post = {
-          operationId: `${m.app}_${m.path}_create`,
-          tags: [m.app],
-          requestBody: { content: { "application/json": { schema: ref } } },
-          responses: { 201: { description: "" } },
+          responses: { 204: { description: "Deleted" }, ...errors(400, 403, 409) },
         };
-        list.put = {
-          operationId: `${m.app}_${m.path}_bulk_update`,
-          tags: [m.app],
-          responses: { 200: { description: "" } },
-        };
-        list.patch = {
-          operationId: `${m.app}_${m.path}_bulk_partial_update`,
-          tags: [m.app],
-          responses: { 200: { description: "" } },
-        };
-        list.delete = {
-          operationId: `${m.app}_${m.path}_bulk_destroy`,
-          tags: [m.app],
-          responses: { 204: { description: "" } },
-        };
-        const idp = [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }];
         detail.put = {
-          operationId: `${m.app}_${m.path}_update`,
-          tags: [m.app],
-          parameters: idp,
-          requestBody: { content: { "application/json": { schema: ref } } },
-          responses: { 200: { description: "" } },
+          ...op("update"),
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: ref(`Writable${name}`) } },
+          },
+          responses: { 200: json(ref(name)), ...errors(400, 403, 404) },
         };
         detail.patch = {
-          operationId: `${m.app}_${m.path}_partial_update`,
-          tags: [m.app],
-          parameters: idp,
-          requestBody: { content: { "application/json": { schema: ref } } },
-          responses: { 200: { description: "" } },
+          ...op("partial_update"),
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: ref(`PatchedWritable${name}`) } },
+          },
+          responses: { 200: json(ref(name)), ...errors(400, 403, 404) },
         };
         detail.delete = {
-          operationId: `${m.app}_${m.path}_destroy`,
-          tags: [m.app],
-          parameters: idp,
-          responses: { 204: { description: "" } },
+          ...op("destroy"),
+          responses: { 204: { description: "Deleted" }, ...errors(403, 404, 409) },
         };
       }
       paths[`/${m.app}/${m.path}/`] = list;
       paths[`/${m.app}/${m.path}/{id}/`] = detail;
     }
+    paths["/extras/webhook-deliveries/{id}/retry/"] = {
+      post: {
+        operationId: "extras_webhook_deliveries_retry",
+        tags: ["extras"],
+        parameters: [{ name: "id", in: "path", required: true, schema: UUID }],
+        responses: { 200: json(ref("ExtrasWebhookdelivery")), ...errors(403, 404, 409) },
+      },
+    };
+    paths["/extras/webhooks/{id}/retry-failed/"] = {
+      post: {
+        operationId: "extras_webhooks_retry_failed",
+        tags: ["extras"],
+        parameters: [{ name: "id", in: "path", required: true, schema: UUID }],
+        responses: {
+          200: json({ type: "object", properties: { retried: { type: "integer" } }, required: ["retried"] }),
+          ...errors(403, 404),
+        },
+      },
+    };
     cached = {
       openapi: "3.0.3",
       info: { title: "Inventory API", version: "1.2" },
       paths,
       components: {
         schemas,
-        securitySchemes: { tokenAuth: { type: "apiKey", in: "header", name: "Authorization" } },
+        securitySchemes: {
+          tokenAuth: {
+            type: "apiKey",
+            in: "header",
+            name: "Authorization",
+            description: "`Token <key>`",
+          },
+        },
       },
       security: [{ tokenAuth: [] }],
     };
