@@ -352,7 +352,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.get("/api/swagger.json", async (req, reply) => send(req, reply, 200, docFor(req)));
   app.get("/api/swagger.yaml", async (req, reply) =>
-    reply.type("application/yaml; charset=utf-8").send(YAML.stringify(docFor(req))),
+    reply
+      .type("application/yaml; charset=utf-8")
+      .send(YAML.stringify(docFor(req), { aliasDuplicateObjects: false })),
   );
 
   app.get("/api/plugins/", async (req, reply) =>
