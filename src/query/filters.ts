@@ -117,6 +117,14 @@ function fieldFilter(name: string, column: string, fd: FieldDef, kind: LookupKin
   return {
     async apply(values, env) {
       const param = suffix ? `${name}__${suffix}` : name;
+      if (lookup.op === "isnull") {
+        const flags = values.map((v) => (TRUE.has(v) ? true : FALSE.has(v) ? false : undefined));
+        if (flags.some((f) => f === undefined)) {
+          env.error(param, "Enter a valid boolean: true or false.");
+          return undefined;
+        }
+        return or(flags.map((f) => lookup.sql(col(column), f, env.dialect)));
+      }
       const conds: Cond[] = [];
       let hasNull = false;
       const vals: unknown[] = [];
@@ -534,28 +542,96 @@ function ctsFilter(model: Model, name: string): Filter {
   };
 }
 
-function customFieldFilter(cfName: string): Filter {
+/**
+ * `cf_<name>[__<lookup>]` (seed, Filtering rule 4; nautobot-api-core.md §9.7): the custom field must exist,
+ * apply to the model and not have filter logic `disabled` (else "Unknown filter field"). The bare filter
+ * honours the field's logic (loose = case-insensitive partial match for text types, exact = whole value);
+ * lookups follow the field's type (text: string lookups; integer/date: numeric ones). Repeated values OR.
+ */
+function customFieldFilter(param: string): Filter {
   return {
     async apply(values, env) {
+      let name = param;
+      let suffix = "";
+      const at = param.lastIndexOf("__");
+      if (at > 0 && LOOKUPS[param.slice(at + 2)]) {
+        name = param.slice(0, at);
+        suffix = param.slice(at + 2);
+      }
+      const full = `cf_${param}`;
       const cf = await env.db
         .selectFrom("extras_customfield")
         .selectAll()
-        .where("name", "=", cfName)
+        .where("name", "=", name)
         .executeTakeFirst();
-      if (!cf) return undefined;
-      const v = values[values.length - 1] ?? "";
-      const expr = env.dialect.jsonText(col("_custom_field_data"), cfName);
-      if (v === "null") return sql<boolean>`${expr} IS NULL`;
-      const exact = ["select", "integer", "boolean", "date"].includes(cf.type) || cf.filter_logic === "exact";
-      if (cf.type === "boolean") {
-        const b = TRUE.has(v) ? 1 : FALSE.has(v) ? 0 : undefined;
-        if (b === undefined) return undefined;
-        return env.dialect.engine === "sqlite"
-          ? sql<boolean>`${expr} = ${b}`
-          : sql<boolean>`${expr} = ${b ? "true" : "false"}`;
+      const cfModel = env.reg.get("extras.customfield");
+      const applies =
+        cf &&
+        (await env.db
+          .selectFrom(joinTable(cfModel, "content_types"))
+          .select("source_id")
+          .where("source_id", "=", cf.id)
+          .where("content_type", "=", env.model.key)
+          .executeTakeFirst());
+      if (!cf || !applies || cf.filter_logic === "disabled") {
+        env.error(full, "Unknown filter field");
+        return undefined;
       }
-      if (cf.type === "integer") return sql<boolean>`CAST(${expr} AS TEXT) = ${String(Number(v))}`;
-      return exact ? sql<boolean>`${expr} = ${v}` : env.dialect.ilike(expr, `%${escapeLike(v)}%`);
+      const type = String(cf.type);
+      const kind: LookupKind =
+        type === "integer" ? "number" : type === "date" ? "date" : type === "boolean" ? "bool" : "string";
+      const lookup = LOOKUPS[suffix]!;
+      if (!lookup.kinds.includes(kind)) {
+        env.error(full, "Unknown filter field");
+        return undefined;
+      }
+      const text = env.dialect.jsonText(col("_custom_field_data"), name);
+      if (lookup.op === "isnull") {
+        const f = values.map((v) => (TRUE.has(v) ? true : FALSE.has(v) ? false : undefined));
+        if (f.some((x) => x === undefined)) {
+          env.error(full, "Enter a valid boolean: true or false.");
+          return undefined;
+        }
+        return or(f.map((x) => lookup.sql(text, x, env.dialect)));
+      }
+      const num = sql`CAST(${text} AS ${sql.raw(env.dialect.columnType("real"))})`;
+      const conds: Cond[] = [];
+      for (const v of values) {
+        if (v === "null" && !suffix) {
+          conds.push(sql<boolean>`${text} IS NULL`);
+          continue;
+        }
+        if (kind === "bool") {
+          const b = TRUE.has(v) ? true : FALSE.has(v) ? false : undefined;
+          if (b === undefined) {
+            env.error(full, "Enter a valid boolean: true or false.");
+            return undefined;
+          }
+          conds.push(
+            sql<boolean>`lower(CAST(${text} AS TEXT)) IN (${b ? "true" : "false"}, ${b ? "1" : "0"})`,
+          );
+          continue;
+        }
+        if (kind === "number") {
+          if (!/^-?\d+(\.\d+)?$/.test(v.trim())) {
+            env.error(full, "Enter a number.");
+            return undefined;
+          }
+          conds.push(
+            lookup.op === "eq"
+              ? sql<boolean>`${num} = ${Number(v)}`
+              : lookup.sql(num, Number(v), env.dialect),
+          );
+          continue;
+        }
+        if (lookup.op === "eq") {
+          const exact = type === "select" || type === "date" || cf.filter_logic === "exact" || suffix === "n";
+          conds.push(exact ? sql<boolean>`${text} = ${v}` : env.dialect.ilike(text, `%${escapeLike(v)}%`));
+        } else conds.push(lookup.sql(text, v, env.dialect));
+      }
+      if (!conds.length) return undefined;
+      const joined = or(conds);
+      return lookup.negate ? sql<boolean>`(${text} IS NULL OR ${not(joined)})` : joined;
     },
   };
 }

@@ -11,7 +11,7 @@ export type LookupKind = "string" | "number" | "date" | "bool" | "choice" | "uui
 
 export interface Lookup {
   /** Semantic operator. */
-  op: "eq" | "lt" | "lte" | "gt" | "gte" | "ic" | "isw" | "iew" | "ie" | "re" | "ire";
+  op: "eq" | "lt" | "lte" | "gt" | "gte" | "ic" | "isw" | "iew" | "ie" | "re" | "ire" | "isnull";
   /** Negated form (`n`, `nic`, ...). */
   negate: boolean;
   /** Field kinds the lookup is generated for. */
@@ -45,6 +45,14 @@ export const LOOKUPS: Record<string, Lookup> = {
   niew: { op: "iew", negate: true, kinds: STR, text: true, sql: (c, v, d) => d.ilike(c, `%${esc(v)}`) },
   ie: { op: "ie", negate: false, kinds: STR, text: true, sql: (c, v, d) => d.iequals(c, String(v)) },
   nie: { op: "ie", negate: true, kinds: STR, text: true, sql: (c, v, d) => d.iequals(c, String(v)) },
+  /** `__isnull=true|false` (Django `isnull`; issue 5). The value is a boolean, not the field's kind. */
+  isnull: {
+    op: "isnull",
+    negate: false,
+    kinds: ALL,
+    text: true,
+    sql: (c, v) => (v ? sql<boolean>`${c} IS NULL` : sql<boolean>`${c} IS NOT NULL`),
+  },
   re: {
     op: "re",
     negate: false,

@@ -48,8 +48,10 @@ export const sqliteDialect: Dialect = {
         return "REAL";
     }
   },
-  ilike: (expr, pattern) => sql<boolean>`lower(${expr}) LIKE lower(${pattern}) ESCAPE '\\'`,
-  iequals: (expr, value) => sql<boolean>`lower(${expr}) = lower(${value})`,
+  // ulower (sqlite-driver.ts) folds case for all of Unicode, as PostgreSQL's ILIKE does; SQLite's lower()
+  // and LIKE fold ASCII only.
+  ilike: (expr, pattern) => sql<boolean>`ulower(${expr}) LIKE ulower(${pattern}) ESCAPE '\\'`,
+  iequals: (expr, value) => sql<boolean>`ulower(${expr}) = ulower(${value})`,
   regex: (expr, pattern, ci) => sql<boolean>`regexp(${ci ? `(?i)${pattern}` : pattern}, ${expr})`,
   jsonText: (column, key) => sql`json_extract(${column}, ${`$."${key}"`})`,
   placeholder: () => "?",

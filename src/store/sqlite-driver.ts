@@ -43,6 +43,9 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     this.db.exec("PRAGMA busy_timeout = 5000");
     this.db.exec("PRAGMA cache_size = -65536");
     this.db.exec("PRAGMA temp_store = MEMORY");
+    this.db.function("ulower", { deterministic: true }, (value) =>
+      value === null || value === undefined ? null : String(value).toLowerCase(),
+    );
     this.db.function("regexp", { deterministic: true }, (pattern, value) => {
       if (value === null || value === undefined) return 0;
       let p = String(pattern);

@@ -19,13 +19,14 @@ describe("lookup table", () => {
         .filter(([, l]) => l.kinds.includes(k as never))
         .map(([s]) => s)
         .sort();
-    assert.deepEqual(forKind("number"), ["", "gt", "gte", "lt", "lte", "n"]);
+    assert.deepEqual(forKind("number"), ["", "gt", "gte", "isnull", "lt", "lte", "n"]);
     assert.deepEqual(forKind("string"), [
       "",
       "ic",
       "ie",
       "iew",
       "ire",
+      "isnull",
       "isw",
       "n",
       "nic",
@@ -36,8 +37,8 @@ describe("lookup table", () => {
       "nre",
       "re",
     ]);
-    assert.deepEqual(forKind("choice"), ["", "n"]);
-    assert.deepEqual(forKind("bool"), [""]);
+    assert.deepEqual(forKind("choice"), ["", "isnull", "n"]);
+    assert.deepEqual(forKind("bool"), ["", "isnull"]);
   });
   it("maps field kinds to lookup kinds", () => {
     assert.equal(lookupKindOf({ kind: "str", max: 5 }), "string");
@@ -125,7 +126,7 @@ describe("compiled conditions", () => {
   });
   it("escapes LIKE input for __ic", async () => {
     const r = await compile("dcim.site", { name__ic: ["50%"] });
-    assert.match(r.sql, /LIKE lower\(\?\) ESCAPE/);
+    assert.match(r.sql, /LIKE ulower\(\?\) ESCAPE/);
     assert.deepEqual(r.parameters, ["%50\\%%"]);
   });
   it("compiles IP containment to range predicates on the stored keys", async () => {
