@@ -67,7 +67,9 @@ const ipOnIface = (type: "dcim.interface" | "virtualization.vminterface", by: "i
   });
 
 /** Cables with either end on an interface/port of the given devices. */
-const cableOnDevices = (by: "id" | "name" | "site_id" | "site") =>
+const cableOnDevices = (
+  by: "id" | "name" | "site_id" | "site" | "rack_id" | "rack" | "tenant_id" | "tenant",
+) =>
   make((values, env, def) => {
     let devices: Cond;
     if (by === "id") {
@@ -79,7 +81,15 @@ const cableOnDevices = (by: "id" | "name" | "site_id" | "site") =>
       const ids = uuids(env, String(def.param), values);
       if (!ids) return undefined;
       devices = sql<boolean>`d.site_id IN (${list(ids)})`;
-    } else devices = sql<boolean>`d.site_id IN (SELECT id FROM dcim_site WHERE slug IN (${list(values)}))`;
+    } else if (by === "rack_id" || by === "tenant_id") {
+      const ids = uuids(env, String(def.param), values);
+      if (!ids) return undefined;
+      devices = sql<boolean>`${sql.ref(`d.${by}`)} IN (${list(ids)})`;
+    } else if (by === "rack")
+      devices = sql<boolean>`d.rack_id IN (SELECT id FROM dcim_rack WHERE name IN (${list(values)}))`;
+    else if (by === "tenant")
+      devices = sql<boolean>`d.tenant_id IN (SELECT id FROM tenancy_tenant WHERE slug IN (${list(values)}))`;
+    else devices = sql<boolean>`d.site_id IN (SELECT id FROM dcim_site WHERE slug IN (${list(values)}))`;
     const tables = [
       "dcim_interface",
       "dcim_frontport",
@@ -133,6 +143,20 @@ export const CUSTOM_FILTERS: Record<string, (def: FilterDef) => Filter> = {
   cable_device: cableOnDevices("name"),
   cable_site_id: cableOnDevices("site_id"),
   cable_site: cableOnDevices("site"),
+  cable_rack_id: cableOnDevices("rack_id"),
+  cable_rack: cableOnDevices("rack"),
+  cable_tenant_id: cableOnDevices("tenant_id"),
+  cable_tenant: cableOnDevices("tenant"),
+  /** Locations whose type is the parent of the given location type (slug or id), Nautobot LocationFilterSet. */
+  location_child_location_type: make((values) => {
+    const ids = values.filter((v) => UUID_RE.test(v)).map((v) => v.toLowerCase());
+    return sql<boolean>`t.location_type_id IN (SELECT parent_id FROM dcim_locationtype WHERE id IN (${list(ids)}) OR slug IN (${list(values)}))`;
+  }),
+  /** Locations whose type allows the given content type (`app.model`). */
+  location_content_type: make(
+    (values) =>
+      sql<boolean>`t.location_type_id IN (SELECT source_id FROM dcim_locationtype_content_types WHERE content_type IN (${list(values)}))`,
+  ),
   /** Interface `kind`: physical | virtual | wireless. */
   interface_kind: make((values, env) => {
     const v = values[values.length - 1] ?? "";

@@ -132,6 +132,34 @@ describe("filters", () => {
     assert.deepEqual(await names("/api/dcim/sites/?cf_owner__isw=net"), ["Ärger Hall"], "lookups on cf");
   });
 
+  it("location and cable filters", async () => {
+    const campus = await mk("/api/dcim/location-types/", { name: "Campus", content_types: [] });
+    const building = await mk("/api/dcim/location-types/", {
+      name: "Building",
+      parent: campus.id,
+      content_types: ["dcim.device", "dcim.rack"],
+    });
+    await mk(
+      "/api/dcim/locations/",
+      { name: "North", location_type: campus.id, site: ids.s1, status: "active" },
+      "north",
+    );
+    await mk("/api/dcim/locations/", {
+      name: "B1",
+      location_type: building.id,
+      parent: ids.north,
+      status: "active",
+    });
+    assert.deepEqual(await names("/api/dcim/locations/?child_location_type=building"), ["North"]);
+    assert.deepEqual(await names(`/api/dcim/locations/?child_location_type=${building.id}`), ["North"]);
+    assert.deepEqual(await names("/api/dcim/locations/?content_type=dcim.rack"), ["B1"]);
+    const r = await s.api(
+      "/api/dcim/cables/?rack=R9&tenant=nobody&rack_id=00000000-0000-4000-8000-000000000000",
+    );
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.count, 0);
+  });
+
   it("tree, prefix and IP filters", async () => {
     assert.deepEqual(
       await names("/api/dcim/sites/?region=europe"),

@@ -335,6 +335,8 @@ export const location = defineModel({
     parent: { kind: "path", path: "parent", key: "slug" },
     subtree: { kind: "path", path: "parent", key: "slug", tree: true },
     base_site: { kind: "path", path: "site", key: "slug" },
+    child_location_type: { kind: "custom", fn: "location_child_location_type" },
+    content_type: { kind: "custom", fn: "location_content_type" },
     ...tenancyFilters,
   },
   /** Nautobot 1.6 Location.clean(): hierarchy and site rules by location type. */
@@ -1116,6 +1118,10 @@ export const cable = defineModel({
     device: { kind: "custom", fn: "cable_device" },
     site_id: { kind: "custom", fn: "cable_site_id" },
     site: { kind: "custom", fn: "cable_site" },
+    rack_id: { kind: "custom", fn: "cable_rack_id" },
+    rack: { kind: "custom", fn: "cable_rack" },
+    tenant_id: { kind: "custom", fn: "cable_tenant_id" },
+    tenant: { kind: "custom", fn: "cable_tenant" },
   },
   /** Nautobot 1.6 Cable.clean(). */
   async validate(a) {
