@@ -1,0 +1,128 @@
+/**
+ * Issue 5, bulk operations (seed, Bulk operations 1–4): all-or-none for every verb, errors aligned with
+ * the input, request order kept, 409 naming the blocking objects, one change-log event per object with the
+ * request's request_id.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { startServer, type TestServer } from "../helpers/server.ts";
+
+describe("bulk operations", () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startServer();
+  });
+  after(async () => {
+    await s.close();
+  });
+
+  it("bulk create keeps request order; a failing item creates nothing and errors align with the input", async () => {
+    const bad = await s.api("/api/tenancy/tenants/", {
+      method: "POST",
+      body: [{ name: "t-a" }, {}, { name: "t-c" }],
+    });
+    assert.equal(bad.status, 400);
+    assert.deepEqual(bad.body[0], {});
+    assert.deepEqual(Object.keys(bad.body[1]), ["name"]);
+    assert.deepEqual(bad.body[2], {});
+    assert.equal((await s.api("/api/tenancy/tenants/?name=t-a")).body.count, 0);
+    const ok = await s.api("/api/tenancy/tenants/", {
+      method: "POST",
+      body: ["zz", "aa", "mm"].map((n) => ({ name: `order-${n}` })),
+    });
+    assert.equal(ok.status, 201);
+    assert.deepEqual(
+      ok.body.map((t: any) => t.name),
+      ["order-zz", "order-aa", "order-mm"],
+    );
+  });
+
+  it("bulk PUT/PATCH update all or none, in request order", async () => {
+    const created = (
+      await s.api("/api/tenancy/tenants/", {
+        method: "POST",
+        body: ["b1", "b2", "b3"].map((n) => ({ name: n })),
+      })
+    ).body;
+    const patch = await s.api("/api/tenancy/tenants/", {
+      method: "PATCH",
+      body: [
+        { id: created[2].id, description: "third" },
+        { id: created[0].id, description: "first" },
+      ],
+    });
+    assert.equal(patch.status, 200, JSON.stringify(patch.body));
+    assert.deepEqual(
+      patch.body.map((t: any) => t.description),
+      ["third", "first"],
+    );
+    const failing = await s.api("/api/tenancy/tenants/", {
+      method: "PATCH",
+      body: [
+        { id: created[0].id, description: "changed" },
+        { id: created[1].id, name: "" },
+      ],
+    });
+    assert.equal(failing.status, 400);
+    assert.equal((await s.api(`/api/tenancy/tenants/${created[0].id}/`)).body.description, "first", "none");
+    const put = await s.api("/api/tenancy/tenants/", {
+      method: "PUT",
+      body: [{ id: created[1].id, name: "b2-renamed" }],
+    });
+    assert.equal(put.status, 200);
+    assert.equal(put.body[0].name, "b2-renamed");
+    const missing = await s.api("/api/tenancy/tenants/", {
+      method: "PATCH",
+      body: [{ id: created[0].id }, { description: "no id" }],
+    });
+    assert.equal(missing.status, 400);
+    assert.deepEqual(missing.body[1], { id: ["This field is required."] });
+    const unknown = await s.api("/api/tenancy/tenants/", {
+      method: "PATCH",
+      body: [{ id: "00000000-0000-4000-8000-000000000000", description: "x" }],
+    });
+    assert.equal(unknown.status, 400);
+    assert.match(unknown.body[0].id[0], /00000000-0000-4000-8000-000000000000/);
+  });
+
+  it("bulk DELETE is all or none; a dependent object makes it a 409 naming it; one event per object", async () => {
+    const tenants = (
+      await s.api("/api/tenancy/tenants/", { method: "POST", body: [{ name: "d1" }, { name: "d2" }] })
+    ).body;
+    const site = await s.api("/api/dcim/sites/", {
+      method: "POST",
+      body: { name: "Blocker", status: "active", tenant: tenants[1].id },
+    });
+    assert.equal(site.status, 201);
+    const group = await s.api("/api/tenancy/tenant-groups/", { method: "POST", body: { name: "g-del" } });
+    await s.api(`/api/tenancy/tenants/${tenants[0].id}/`, {
+      method: "PATCH",
+      body: { group: group.body.id },
+    });
+    const blocked = await s.api("/api/tenancy/tenant-groups/", {
+      method: "DELETE",
+      body: [{ id: group.body.id }],
+    });
+    // Tenant.group is SET_NULL in Nautobot: deleting the group is allowed.
+    assert.equal(blocked.status, 204);
+    const del = await s.api("/api/tenancy/tenants/", {
+      method: "DELETE",
+      body: [{ id: tenants[0].id }, { id: tenants[1].id }],
+    });
+    assert.equal(del.status, 409, JSON.stringify(del.body));
+    assert.match(del.body.detail, /Blocker/);
+    assert.equal((await s.api(`/api/tenancy/tenants/${tenants[0].id}/`)).status, 200, "nothing deleted");
+    await s.api(`/api/dcim/sites/${site.body.id}/`, { method: "DELETE" });
+    const ok = await s.api("/api/tenancy/tenants/", {
+      method: "DELETE",
+      body: [{ id: tenants[0].id }, { id: tenants[1].id }],
+    });
+    assert.equal(ok.status, 204);
+    const oc = await s.api(`/api/extras/object-changes/?action=delete&changed_object_type=tenancy.tenant`);
+    const mine = oc.body.results.filter((r: any) =>
+      [tenants[0].id, tenants[1].id].includes(r.changed_object_id),
+    );
+    assert.equal(mine.length, 2);
+    assert.equal(new Set(mine.map((r: any) => r.request_id)).size, 1);
+  });
+});
