@@ -290,6 +290,8 @@ export interface ModelDef {
   filters?: Readonly<Record<string, FilterDef>>;
   /** Model-level validation (`clean()`). */
   validate?: (args: ValidateArgs) => Promise<void> | void;
+  /** Named service-level validation rule (src/service/validators.ts), run after `validate`. */
+  serviceValidate?: string;
   /** Named side-effect hooks after create/update (in the write transaction). */
   afterWrite?: string;
   /** Features this model belongs to (`cable_terminations`, `locations`, `statuses`, ...). */

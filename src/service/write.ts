@@ -37,6 +37,7 @@ import {
   rowsWhereIn,
   statusesFor,
 } from "./rows.ts";
+import { runServiceValidator } from "./validators.ts";
 
 /** A change to log: pre-change snapshot captured for updates and deletes. */
 interface PendingChange {
@@ -187,6 +188,12 @@ async function runValidate(
   await model.validate(args);
 }
 
+/** Run the model's service-level validator, if it names one. */
+async function runServiceValidate(ctx: Ctx, model: Model, rec: Row, errors: ErrorBag): Promise<void> {
+  if (!model.serviceValidate || errors.has()) return;
+  await runServiceValidator(ctx, model.serviceValidate, model, rec, errors);
+}
+
 async function writeRelations(
   ctx: Ctx,
   model: Model,
@@ -258,6 +265,7 @@ export async function createObject(
   const { record, errors } = parsed;
   if (!errors.has()) await checkUnique(ctx, model, record, undefined, errors);
   if (!errors.has()) await runValidate(ctx, model, record, undefined, errors);
+  await runServiceValidate(ctx, model, record, errors);
   errors.throwIfAny();
   const given = opts.keepId && body && typeof body === "object" ? (body as Row).id : undefined;
   const id = typeof given === "string" ? given : randomUUID();
@@ -307,6 +315,7 @@ export async function updateObject(
   const { record, errors } = parsed;
   if (!errors.has()) await checkUnique(ctx, model, record, id, errors);
   if (!errors.has()) await runValidate(ctx, model, record, before, errors);
+  await runServiceValidate(ctx, model, record, errors);
   errors.throwIfAny();
   const cols = await toColumns(ctx, model, record);
   if (model.changelog) cols.last_updated = nowIso();

@@ -134,6 +134,23 @@ describe("object permissions", () => {
     assert.equal((await as(`/api/dcim/sites/${a.body.id}/`, { method: "DELETE" })).status, 204);
   });
 
+  it("constraints and actions are checked when a permission is saved", async () => {
+    const bad = await s.api("/api/users/permissions/", {
+      method: "POST",
+      body: {
+        name: "bad",
+        object_types: ["dcim.site"],
+        actions: ["view", "fly"],
+        constraints: { nonsense: "x", status: "active" },
+      },
+    });
+    assert.equal(bad.status, 400);
+    assert.deepEqual(bad.body.actions, ['Invalid action "fly".']);
+    assert.deepEqual(bad.body.constraints, [
+      "Invalid constraint for dcim.site: nonsense: Unknown filter field",
+    ]);
+  });
+
   it("$user in constraints means the requesting user; read-only tokens cannot write", async () => {
     await grant({ object_types: ["extras.objectchange"], actions: ["view"], constraints: { user: "$user" } });
     const mine = await as("/api/extras/object-changes/");

@@ -87,6 +87,7 @@ export const objectPermission = defineModel({
     actions: f.json({ array: "str", required: true }),
     constraints: f.json({ nullable: true }),
   },
+  serviceValidate: "object_permission",
   nested: ["name", "enabled", "object_types", "groups", "users", "actions"],
   ordering: ["name"],
   search: ["name", "description"],
