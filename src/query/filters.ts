@@ -88,6 +88,8 @@ function coerce(kind: LookupKind, fd: FieldDef, param: string, v: string, env: F
     case "bool":
       if (TRUE.has(v)) return true;
       if (FALSE.has(v)) return false;
+      // Nautobot's NullBooleanField ignores such values; issue 5 wants a 400 naming the parameter.
+      env.error(param, `“${v}” is not a valid boolean: use true or false.`);
       return undefined;
     case "choice": {
       if (fd.kind !== "choice") return v;

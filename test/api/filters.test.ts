@@ -160,6 +160,76 @@ describe("filters", () => {
     assert.equal(r.body.count, 0);
   });
 
+  it("device, interface and IP-assignment filters; choice, bool, date and FK lookups", async () => {
+    const mfr = await mk("/api/dcim/manufacturers/", { name: "F-Mfr" });
+    const dt = await mk("/api/dcim/device-types/", { manufacturer: mfr.id, model: "F-1" });
+    const role = await mk("/api/dcim/device-roles/", { name: "f-edge" });
+    const rack = await mk("/api/dcim/racks/", { name: "F-R1", site: ids.s1, status: "active" });
+    const d1 = await mk("/api/dcim/devices/", {
+      name: "fd1",
+      device_type: dt.id,
+      device_role: role.id,
+      site: ids.s1,
+      rack: rack.id,
+      status: "active",
+    });
+    await mk("/api/dcim/devices/", {
+      name: "fd2",
+      device_type: dt.id,
+      device_role: role.id,
+      site: ids.s3,
+      status: "planned",
+    });
+    const e0 = await mk("/api/dcim/interfaces/", { device: d1.id, name: "eth0", type: "1000base-t" });
+    await mk("/api/dcim/interfaces/", { device: d1.id, name: "mgmt0", type: "1000base-t", mgmt_only: true });
+    await mk("/api/dcim/interfaces/", { device: d1.id, name: "lo0", type: "virtual" });
+    const ip = await mk("/api/ipam/ip-addresses/", {
+      address: "192.0.2.1/24",
+      status: "active",
+      assigned_object_type: "dcim.interface",
+      assigned_object_id: e0.id,
+    });
+    await s.api(`/api/dcim/devices/${d1.id}/`, { method: "PATCH", body: { primary_ip4: ip.id } });
+
+    assert.deepEqual(await names("/api/dcim/devices/?site=plain_site"), ["fd2"]);
+    assert.deepEqual(await names("/api/dcim/devices/?region=europe"), ["fd1", "fd2"], "region descendants");
+    assert.deepEqual(await names(`/api/dcim/devices/?rack_id=${rack.id}`), ["fd1"]);
+    assert.deepEqual(await names("/api/dcim/devices/?role=f-edge&has_primary_ip=true"), ["fd1"]);
+    assert.deepEqual(await names("/api/dcim/devices/?has_primary_ip=false&role=f-edge"), ["fd2"]);
+    assert.deepEqual(await names("/api/dcim/devices/?role=f-edge&status__n=active"), ["fd2"], "choice __n");
+    assert.deepEqual(await names("/api/dcim/devices/?role=f-edge&site__n=plain_site"), ["fd1"], "FK __n");
+    const since = (await s.api(`/api/dcim/devices/${d1.id}/`)).body.last_updated;
+    assert.deepEqual(
+      await names(`/api/dcim/devices/?role=f-edge&last_updated__gte=${encodeURIComponent(since)}`),
+      ["fd1"],
+    );
+    assert.deepEqual(await names("/api/dcim/devices/?role=f-edge&created__lt=2000-01-01"), [], "date lookup");
+
+    assert.deepEqual(await names("/api/dcim/interfaces/?device=fd1"), ["eth0", "lo0", "mgmt0"]);
+    assert.deepEqual(
+      await names(`/api/dcim/interfaces/?device_id=${d1.id}&mgmt_only=true`),
+      ["mgmt0"],
+      "bool",
+    );
+    assert.deepEqual(await names(`/api/dcim/interfaces/?device_id=${d1.id}&kind=virtual`), ["lo0"]);
+    assert.deepEqual(await names(`/api/dcim/interfaces/?device_id=${d1.id}&type=virtual`), ["lo0"]);
+    assert.deepEqual(await names(`/api/dcim/interfaces/?device_id=${d1.id}&cabled=false`), [
+      "eth0",
+      "lo0",
+      "mgmt0",
+    ]);
+    assert.equal((await s.api("/api/dcim/interfaces/?mgmt_only=maybe")).status, 400);
+
+    const a = async (q: string) =>
+      (await s.api(`/api/ipam/ip-addresses/?${q}`)).body.results.map((o: any) => o.address).sort();
+    assert.deepEqual(await a("device=fd1"), ["192.0.2.1/24"]);
+    assert.deepEqual(await a(`device_id=${d1.id}`), ["192.0.2.1/24"]);
+    assert.deepEqual(await a(`interface_id=${e0.id}`), ["192.0.2.1/24"]);
+    assert.deepEqual(await a("interface=eth0"), ["192.0.2.1/24"]);
+    assert.deepEqual(await a("assigned_to_interface=true"), ["192.0.2.1/24"]);
+    assert.deepEqual(await a("virtual_machine=none-such"), []);
+  });
+
   it("tree, prefix and IP filters", async () => {
     assert.deepEqual(
       await names("/api/dcim/sites/?region=europe"),
@@ -178,7 +248,10 @@ describe("filters", () => {
       (await s.api(`/api/ipam/ip-addresses/?${q}`)).body.results.map((o: any) => o.address).sort();
     assert.deepEqual(await a("parent=10.0.0.0/16"), ["10.0.1.5/24"]);
     assert.deepEqual(await a("mask_length=32"), ["10.9.0.1/32"]);
-    assert.deepEqual(await a("family=4"), ["10.0.1.5/24", "10.9.0.1/32"]);
-    assert.deepEqual(await a("assigned_to_interface=false"), ["10.0.1.5/24", "10.9.0.1/32"]);
+    assert.deepEqual(await a("family=4&parent=10.0.0.0/8"), ["10.0.1.5/24", "10.9.0.1/32"]);
+    assert.deepEqual(
+      (await a("assigned_to_interface=false")).filter((x: string) => x.startsWith("10.")),
+      ["10.0.1.5/24", "10.9.0.1/32"],
+    );
   });
 });

@@ -159,9 +159,8 @@ describe("compiled conditions", () => {
       within: ["Invalid IP address format: nope"],
     });
   });
-  it("ignores booleans it cannot parse, as Nautobot does", async () => {
+  it("rejects booleans it cannot parse (Nautobot ignores them; issue 5 wants a 400 naming the parameter)", async () => {
     const r = await compile("dcim.rack", { desc_units: ["maybe"] });
-    assert.equal(r.sql, "");
-    assert.deepEqual(r.errors, {});
+    assert.deepEqual(Object.keys(r.errors), ["desc_units"]);
   });
 });
