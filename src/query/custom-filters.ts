@@ -106,6 +106,23 @@ const cableOnDevices = (
     return sql<boolean>`t.id IN (${sql.join(parts, sql` UNION `)})`;
   });
 
+/** A bound on the `time` column from an ISO 8601 date or date-time; bad values are errors. */
+function timeBound(op: ">=" | "<=") {
+  return make((values, env, def) => {
+    const conds: Cond[] = [];
+    for (const v of values) {
+      const d = new Date(v);
+      if (!/^\d{4}-\d\d-\d\d/.test(v) || Number.isNaN(d.getTime())) {
+        env.error(String(def.param), "Enter a valid date/time.");
+        return undefined;
+      }
+      const iso = d.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+      conds.push(sql<boolean>`t.time ${sql.raw(op)} ${iso}`);
+    }
+    return conds.length ? sql<boolean>`(${sql.join(conds, sql` AND `)})` : undefined;
+  });
+}
+
 /** VRF membership including route-target leaking (Nautobot present_in_vrf). */
 const presentInVrf = (by: "id" | "rd") =>
   make(async (values, env, def) => {
@@ -143,6 +160,9 @@ export const CUSTOM_FILTERS: Record<string, (def: FilterDef) => Filter> = {
   cable_device: cableOnDevices("name"),
   cable_site_id: cableOnDevices("site_id"),
   cable_site: cableOnDevices("site"),
+  /** ObjectChange `time_after` / `time_before` (Nautobot DateTimeFromToRangeFilter, inclusive bounds). */
+  time_after: timeBound(">="),
+  time_before: timeBound("<="),
   cable_rack_id: cableOnDevices("rack_id"),
   cable_rack: cableOnDevices("rack"),
   cable_tenant_id: cableOnDevices("tenant_id"),

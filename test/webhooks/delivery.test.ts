@@ -368,6 +368,15 @@ describe("webhooks and change log", () => {
       `/api/extras/object-changes/?changed_object_type=dcim.site&time__gte=${encodeURIComponent(first.time)}&user=admin`,
     );
     assert.ok(byType.body.count >= 2);
+    const after = await s.api(
+      `/api/extras/object-changes/?changed_object_id=${a.body.id}&time_after=${encodeURIComponent(first.time)}&time_before=2999-01-01`,
+    );
+    assert.equal(after.body.count, 2);
+    const later = await s.api(
+      `/api/extras/object-changes/?changed_object_id=${a.body.id}&time_after=2999-01-01`,
+    );
+    assert.equal(later.body.count, 0);
+    assert.equal((await s.api("/api/extras/object-changes/?time_after=yesterday")).status, 400);
     const put = await s.api(`/api/extras/object-changes/${first.id}/`, { method: "DELETE" });
     assert.equal(put.status, 405);
   });

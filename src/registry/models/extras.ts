@@ -321,6 +321,10 @@ export const objectChange = defineModel({
     `${r.changed_object_type} ${r.object_repr} ${r.action === "create" ? "created" : r.action === "update" ? "updated" : "deleted"} by ${r.user_name}`,
   ordering: ["-time"],
   search: ["user_name", "object_repr"],
+  filters: {
+    time_after: { kind: "custom", fn: "time_after" },
+    time_before: { kind: "custom", fn: "time_before" },
+  },
 });
 
 export const contentType = defineModel({
