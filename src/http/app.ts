@@ -22,7 +22,14 @@ import { retryDeliveries } from "../service/outbox.ts";
 import { type Action, type Grants, loadGrants, mayDo } from "../service/permissions.ts";
 import { getRow, listRows } from "../service/read.ts";
 import { detailUrl, represent } from "../service/represent.ts";
-import { createMany, createObject, deleteObjects, inTransaction, updateObject } from "../service/write.ts";
+import {
+  createMany,
+  createObject,
+  deleteObjects,
+  inTransaction,
+  prechangeSnapshots,
+  updateObject,
+} from "../service/write.ts";
 import type { Store } from "../store/db.ts";
 import { type Auth, authenticate, clearTokenCache } from "./auth.ts";
 import { renderHtml, wantsHtml } from "./browsable.ts";
@@ -546,10 +553,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const ids = await inTransaction(ctx, async (t) => {
         const found = await select(t);
         const done: string[] = [];
+        const taken = await prechangeSnapshots(t, model, [...found]);
         for (const item of items) {
           if (!found.has(item.id)) continue;
           const { id: _id, ...data } = item.raw;
-          await updateObject(t, model, item.id, data, method === "PATCH");
+          await updateObject(t, model, item.id, data, method === "PATCH", taken);
           done.push(item.id);
         }
         return done;

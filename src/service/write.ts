@@ -306,11 +306,13 @@ export async function updateObject(
   id: string,
   body: unknown,
   partial: boolean,
+  /** Pre-change snapshots taken set-wise by a bulk caller (`prechangeSnapshots`); else taken here. */
+  taken?: Map<string, Record<string, unknown>>,
 ): Promise<void> {
   if (model.readOnly) throw new AppError(405, `Method "${partial ? "PATCH" : "PUT"}" not allowed.`);
   const before = await getRecord(ctx, model, id);
   if (!before) throw new NotFoundError();
-  const prechange = (await snapshots(ctx, model, [id])).get(id);
+  const prechange = taken ? taken.get(id) : (await snapshots(ctx, model, [id])).get(id);
   const parsed = await parseWrite(ctx, model, body, before, partial);
   const { record, errors } = parsed;
   if (!errors.has()) await checkUnique(ctx, model, record, id, errors);
@@ -335,6 +337,18 @@ export async function updateObject(
   if (model.afterWrite) await runHook(ctx, model.afterWrite, { action: "update", id, data: record, before });
   pending(ctx).push({ model, id, action: "update", ...(prechange ? { prechange } : {}) });
   if (ctx.grants && !(await permits(ctx, model, id, "change"))) throw new PermissionDenied();
+}
+
+/**
+ * Pre-change snapshots of many objects in one set-wise pass, for bulk updates (one query per relation for
+ * the whole batch instead of per object). Pass the result to `updateObject`.
+ */
+export async function prechangeSnapshots(
+  ctx: Ctx,
+  model: Model,
+  ids: string[],
+): Promise<Map<string, Record<string, unknown>>> {
+  return snapshots(ctx, model, ids);
 }
 
 /** Relative-URL full representations used as change-log snapshots. */
