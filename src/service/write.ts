@@ -332,7 +332,15 @@ export async function updateObject(
       cols.password = hashPassword(record.password);
     else delete cols.password;
   }
-  await ctx.db.updateTable(model.table).set(cols).where("id", "=", id).execute();
+  // Write only the columns whose value changes: every indexed column in SET costs an index update, and
+  // tables such as interfaces carry many indexes (bulk PATCH of 1,000 rows on a large table).
+  const stored = await ctx.db.selectFrom(model.table).selectAll().where("id", "=", id).executeTakeFirst();
+  if (stored) {
+    for (const k of Object.keys(cols))
+      if (k !== "last_updated" && sameValue(stored[k], cols[k])) delete cols[k];
+  }
+  if (Object.keys(cols).length)
+    await ctx.db.updateTable(model.table).set(cols).where("id", "=", id).execute();
   await writeRelations(ctx, model, id, record, parsed.touched, parsed.tags, false);
   if (model.afterWrite) await runHook(ctx, model.afterWrite, { action: "update", id, data: record, before });
   pending(ctx).push({ model, id, action: "update", ...(prechange ? { prechange } : {}) });
@@ -349,6 +357,13 @@ export async function prechangeSnapshots(
   ids: string[],
 ): Promise<Map<string, Record<string, unknown>>> {
   return snapshots(ctx, model, ids);
+}
+
+/** Stored column value equals the value about to be written (booleans as 0/1, numbers as text). */
+function sameValue(a: unknown, b: unknown): boolean {
+  const norm = (v: unknown) =>
+    v === undefined || v === null ? null : v === true ? "1" : v === false ? "0" : String(v);
+  return norm(a) === norm(b);
 }
 
 /** Relative-URL full representations used as change-log snapshots. */
