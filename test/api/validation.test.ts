@@ -53,6 +53,24 @@ describe("validation rules", () => {
     await expect400("/api/dcim/devices/", device({ name: "p6", rack: other.id }));
   });
 
+  it("power feeds: AC voltage cannot be negative; DC three-phase is allowed (Nautobot 1.6 PowerFeed.clean)", async () => {
+    const body = await expect400(
+      "/api/dcim/power-feeds/",
+      { power_panel: w.powerpanel, name: "neg", status: "active", supply: "ac", voltage: -48 },
+      "voltage",
+    );
+    assert.deepEqual(body.voltage, ["Voltage cannot be negative for AC supply"]);
+    const dc = await post("/api/dcim/power-feeds/", {
+      power_panel: w.powerpanel,
+      name: "dc3",
+      status: "active",
+      supply: "dc",
+      phase: "three-phase",
+      voltage: -48,
+    });
+    assert.equal(dc.status, 201, JSON.stringify(dc.body));
+  });
+
   it("VLAN group site must equal the VLAN's site", async () => {
     await expect400("/api/ipam/vlans/", {
       vid: 300,

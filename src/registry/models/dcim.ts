@@ -886,8 +886,8 @@ export const device = defineModel({
             const sameFace = o.face === d.face || dt.is_full_depth || odt?.is_full_depth;
             if (!sameFace || !odt) continue;
             let clash = false;
-            for (let u = o.position; u < o.position + Math.max(odt.u_height, 1); u++)
-              if (want.has(u)) clash = true;
+            // 0U devices take no rack space (Nautobot Rack.get_available_units).
+            for (let u = o.position; u < o.position + odt.u_height; u++) if (want.has(u)) clash = true;
             if (clash) {
               a.error(
                 "position",
@@ -1041,7 +1041,7 @@ export const powerFeed = defineModel({
     site: { kind: "path", path: "power_panel.site", key: "slug" },
     cabled: { kind: "notnull", field: "cable" },
   },
-  /** Nautobot 1.6 PowerFeed.clean(): rack in the panel's site; DC feeds are single-phase. */
+  /** Nautobot 1.6 PowerFeed.clean(): rack in the panel's site; AC voltage cannot be negative. */
   async validate(a) {
     if (a.data.rack) {
       const r = await a.get("dcim.rack", a.data.rack);
@@ -1052,8 +1052,8 @@ export const powerFeed = defineModel({
           `Rack ${r.name} (${r.site}) and power panel ${p.name} (${p.site}) are in different sites`,
         );
     }
-    if (a.data.supply === "dc" && a.data.phase === "three-phase")
-      a.error("supply", "DC cannot be used with three-phase.");
+    if (a.data.supply === "ac" && typeof a.data.voltage === "number" && a.data.voltage < 0)
+      a.error("voltage", "Voltage cannot be negative for AC supply");
   },
 });
 
