@@ -4,6 +4,7 @@
  * app), stated per entry.
  */
 import { type RawBuilder, sql } from "kysely";
+import { VIRTUAL_INTERFACE_TYPES, WIRELESS_INTERFACE_TYPES } from "../registry/choices/dcim.ts";
 import type { FilterDef } from "../registry/meta.ts";
 import type { Filter, FilterEnv } from "./filters.ts";
 
@@ -180,18 +181,8 @@ export const CUSTOM_FILTERS: Record<string, (def: FilterDef) => Filter> = {
   /** Interface `kind`: physical | virtual | wireless. */
   interface_kind: make((values, env) => {
     const v = values[values.length - 1] ?? "";
-    const virtual = ["virtual", "bridge", "lag"];
-    const wireless = [
-      "ieee802.11a",
-      "ieee802.11g",
-      "ieee802.11n",
-      "ieee802.11ac",
-      "ieee802.11ad",
-      "ieee802.11ax",
-      "ieee802.11ay",
-      "ieee802.15.1",
-      "other-wireless",
-    ];
+    const virtual = [...VIRTUAL_INTERFACE_TYPES];
+    const wireless = [...WIRELESS_INTERFACE_TYPES];
     if (v === "virtual") return sql<boolean>`t.type IN (${sql.join(virtual)})`;
     if (v === "wireless") return sql<boolean>`t.type IN (${sql.join(wireless)})`;
     if (v === "physical") return sql<boolean>`t.type NOT IN (${sql.join([...virtual, ...wireless])})`;

@@ -113,16 +113,14 @@ export const INTERFACE_TYPES: Choices = [
 ];
 
 export const VIRTUAL_INTERFACE_TYPES = new Set(["virtual", "bridge", "lag"]);
+/** Nautobot 1.6 dcim/constants.py WIRELESS_IFACE_TYPES (the later 802.11ax/ay, 802.15.1 and other-wireless
+ * types exist as choices but are neither "wireless" for `kind` nor barred from cables in 1.6). */
 export const WIRELESS_INTERFACE_TYPES = new Set([
   "ieee802.11a",
   "ieee802.11g",
   "ieee802.11n",
   "ieee802.11ac",
   "ieee802.11ad",
-  "ieee802.11ax",
-  "ieee802.11ay",
-  "ieee802.15.1",
-  "other-wireless",
 ]);
 export const NONCONNECTABLE_INTERFACE_TYPES = new Set([
   ...VIRTUAL_INTERFACE_TYPES,
