@@ -27,7 +27,7 @@ import {
   createObject,
   deleteObjects,
   inTransaction,
-  prechangeSnapshots,
+  snapshots,
   updateObject,
 } from "../service/write.ts";
 import type { Store } from "../store/db.ts";
@@ -553,7 +553,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const ids = await inTransaction(ctx, async (t) => {
         const found = await select(t);
         const done: string[] = [];
-        const taken = await prechangeSnapshots(t, model, [...found]);
+        const taken = await snapshots(t, model, [...found]);
         for (const item of items) {
           if (!found.has(item.id)) continue;
           const { id: _id, ...data } = item.raw;

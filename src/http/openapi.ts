@@ -236,6 +236,14 @@ const json = (schema: Schema, description = "") => ({
   content: { "application/json": { schema } },
 });
 
+/** `exclude=config_context` on devices and VMs (list and detail). */
+const EXCLUDE_PARAM = {
+  name: "exclude",
+  in: "query",
+  required: false,
+  schema: { type: "string", enum: ["config_context"] },
+};
+
 function listParameters(reg: Registry, m: Model): unknown[] {
   const params: unknown[] = [...filterSetFor(reg, m).keys()].sort().map((p) => ({
     name: p,
@@ -250,13 +258,7 @@ function listParameters(reg: Registry, m: Model): unknown[] {
     { name: "offset", in: "query", required: false, schema: { type: "integer", minimum: 0 } },
     { name: "brief", in: "query", required: false, schema: { type: "boolean" } },
   );
-  if (m.configContext)
-    params.push({
-      name: "exclude",
-      in: "query",
-      required: false,
-      schema: { type: "string", enum: ["config_context"] },
-    });
+  if (m.configContext) params.push(EXCLUDE_PARAM);
   return params;
 }
 
@@ -311,16 +313,7 @@ export function openapiDocument(reg: Registry, baseUrl: string): Record<string, 
         parameters: [idParam],
         get: {
           ...op("retrieve"),
-          parameters: m.configContext
-            ? [
-                {
-                  name: "exclude",
-                  in: "query",
-                  required: false,
-                  schema: { type: "string", enum: ["config_context"] },
-                },
-              ]
-            : [],
+          parameters: m.configContext ? [EXCLUDE_PARAM] : [],
           responses: { 200: json(BRIEF_OR_FULL(name)), ...errors(403, 404) },
         },
       };

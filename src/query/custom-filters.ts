@@ -6,6 +6,7 @@
 import { type RawBuilder, sql } from "kysely";
 import { VIRTUAL_INTERFACE_TYPES, WIRELESS_INTERFACE_TYPES } from "../registry/choices/dcim.ts";
 import type { FilterDef } from "../registry/meta.ts";
+import { storedTime } from "../store/values.ts";
 import type { Filter, FilterEnv } from "./filters.ts";
 
 type Cond = RawBuilder<boolean>;
@@ -117,8 +118,7 @@ function timeBound(op: ">=" | "<=") {
         env.error(String(def.param), "Enter a valid date/time.");
         return undefined;
       }
-      const iso = d.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
-      conds.push(sql<boolean>`t.time ${sql.raw(op)} ${iso}`);
+      conds.push(sql<boolean>`t.time ${sql.raw(op)} ${storedTime(d)}`);
     }
     return conds.length ? sql<boolean>`(${sql.join(conds, sql` AND `)})` : undefined;
   });

@@ -66,6 +66,24 @@ const not = (c: Cond): Cond => sql<boolean>`NOT (${c})`;
 const inList = (expr: RawBuilder<unknown>, values: unknown[]): Cond =>
   values.length ? sql<boolean>`${expr} IN (${sql.join(values)})` : sql<boolean>`1 = 0`;
 
+/**
+ * `<param>__isnull=true|false` over `expr` (repeated values OR); a value that is not a boolean is an
+ * error on `param`.
+ */
+function isnullCond(
+  expr: RawBuilder<unknown>,
+  values: string[],
+  param: string,
+  env: FilterEnv,
+): Cond | undefined {
+  const flags = values.map((v) => (TRUE.has(v) ? true : FALSE.has(v) ? false : undefined));
+  if (flags.some((f) => f === undefined)) {
+    env.error(param, "Enter a valid boolean: true or false.");
+    return undefined;
+  }
+  return or(flags.map((f) => LOOKUPS.isnull!.sql(expr, f, env.dialect)));
+}
+
 /** Coerce a filter value for a field kind; records an error and returns undefined on failure. */
 function coerce(kind: LookupKind, fd: FieldDef, param: string, v: string, env: FilterEnv): unknown {
   if (v === "null" && kind !== "bool") return null;
@@ -119,14 +137,7 @@ function fieldFilter(name: string, column: string, fd: FieldDef, kind: LookupKin
   return {
     async apply(values, env) {
       const param = suffix ? `${name}__${suffix}` : name;
-      if (lookup.op === "isnull") {
-        const flags = values.map((v) => (TRUE.has(v) ? true : FALSE.has(v) ? false : undefined));
-        if (flags.some((f) => f === undefined)) {
-          env.error(param, "Enter a valid boolean: true or false.");
-          return undefined;
-        }
-        return or(flags.map((f) => lookup.sql(col(column), f, env.dialect)));
-      }
+      if (lookup.op === "isnull") return isnullCond(col(column), values, param, env);
       const conds: Cond[] = [];
       let hasNull = false;
       const vals: unknown[] = [];
@@ -588,14 +599,7 @@ function customFieldFilter(param: string): Filter {
         return undefined;
       }
       const text = env.dialect.jsonText(col("_custom_field_data"), name);
-      if (lookup.op === "isnull") {
-        const f = values.map((v) => (TRUE.has(v) ? true : FALSE.has(v) ? false : undefined));
-        if (f.some((x) => x === undefined)) {
-          env.error(full, "Enter a valid boolean: true or false.");
-          return undefined;
-        }
-        return or(f.map((x) => lookup.sql(text, x, env.dialect)));
-      }
+      if (lookup.op === "isnull") return isnullCond(text, values, full, env);
       const num = sql`CAST(${text} AS ${sql.raw(env.dialect.columnType("real"))})`;
       const conds: Cond[] = [];
       for (const v of values) {

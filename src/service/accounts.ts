@@ -4,7 +4,8 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Store } from "../store/db.ts";
-import { hashPassword, hashTokenKey, nowIso } from "./write.ts";
+import { storedTime } from "../store/values.ts";
+import { hashPassword, hashTokenKey } from "./write.ts";
 
 /**
  * Create a superuser, or reset the password and flags of an existing user of that name.
@@ -41,7 +42,7 @@ export async function ensureSuperuser(
       is_staff: true,
       is_active: true,
       is_superuser: true,
-      date_joined: nowIso(),
+      date_joined: storedTime(),
     })
     .execute();
   return { id, created: true };
@@ -69,7 +70,7 @@ export async function createToken(
     .values({
       id: randomUUID(),
       user_id: userId,
-      created: nowIso(),
+      created: storedTime(),
       expires: null,
       key: hashTokenKey(key),
       key_suffix: key.slice(-6),

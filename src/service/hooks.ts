@@ -3,6 +3,7 @@
  * named by a model's `afterWrite`.
  */
 import { randomUUID } from "node:crypto";
+import { storedTime } from "../store/values.ts";
 import type { Ctx } from "./context.ts";
 import { naturalKey } from "./input.ts";
 import { type Row, statusesFor } from "./rows.ts";
@@ -14,8 +15,6 @@ export interface HookArgs {
   data: Row;
   before: Row | undefined;
 }
-
-const nowIso = () => new Date().toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
 
 function pendingPush(ctx: Ctx, modelKey: string, id: string): void {
   const list = (ctx.memo.get("pendingChanges") as unknown[] | undefined) ?? [];
@@ -32,7 +31,7 @@ function pendingPush(ctx: Ctx, modelKey: string, id: string): void {
 async function deviceComponents(ctx: Ctx, a: HookArgs): Promise<void> {
   if (a.action !== "create" || ctx.skipTemplates) return;
   const dt = a.data.device_type as string;
-  const now = nowIso();
+  const now = storedTime();
   const base = (r: Row) => ({
     id: randomUUID(),
     device_id: a.id,

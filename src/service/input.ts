@@ -7,6 +7,7 @@ import { hostText, IpParseError, networkText, parseCidr } from "../net/ip.ts";
 import { normalizeUuid } from "../query/filters.ts";
 import type { Model } from "../registry/index.ts";
 import type { FieldDef, FkField } from "../registry/meta.ts";
+import { storedTime } from "../store/values.ts";
 import type { Ctx } from "./context.ts";
 import { ErrorBag } from "./errors.ts";
 import { columnOf, customFieldsFor, type Row, statusesFor } from "./rows.ts";
@@ -252,7 +253,7 @@ async function parseValue(
         );
         return undefined;
       }
-      return new Date(t).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+      return storedTime(t);
     }
     case "json": {
       if (fd.object && (typeof v !== "object" || Array.isArray(v))) {
@@ -419,7 +420,7 @@ function defaultOf(fd: FieldDef): unknown {
     case "cts":
       return [];
     case "datetime":
-      return fd.autoNow ? new Date().toISOString().replace(/\.(\d{3})Z$/, ".$1000Z") : null;
+      return fd.autoNow ? storedTime() : null;
     default:
       return null;
   }

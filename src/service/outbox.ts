@@ -12,6 +12,7 @@ import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { sql } from "kysely";
 import { joinTable } from "../store/ddl.ts";
+import { storedTime } from "../store/values.ts";
 import type { Ctx } from "./context.ts";
 import { AppError, NotFoundError } from "./errors.ts";
 import { chunks, type Row } from "./rows.ts";
@@ -36,11 +37,6 @@ export interface LoggedChange {
 
 const EVENT = { create: "created", update: "updated", delete: "deleted" } as const;
 const FLAG = { create: "type_create", update: "type_update", delete: "type_delete" } as const;
-
-/** Now as the outbox stores times: ISO 8601 with microseconds and `Z` (fixed width, sorts as text). */
-export function outboxTime(ms = Date.now()): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
-}
 
 /**
  * Write the delivery rows of `changes` inside the caller's transaction.
@@ -122,7 +118,7 @@ export async function retryDeliveries(
   ctx: Ctx,
   target: { deliveryId: string } | { webhookId: string },
 ): Promise<number> {
-  const now = outboxTime();
+  const now = storedTime();
   const budget = ctx.settings.webhookMaxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   let q = ctx.db.selectFrom("extras_webhookdelivery").select(["id", "state", "attempts"]);
   if ("deliveryId" in target) {

@@ -11,6 +11,7 @@ import { sql } from "kysely";
 import { anyOf, type Cond, compileFilters } from "../query/filters.ts";
 import type { Model } from "../registry/index.ts";
 import { joinTable } from "../store/ddl.ts";
+import { parseJsonColumn } from "../store/values.ts";
 import type { Actor, Ctx } from "./context.ts";
 
 /** A permission action. */
@@ -84,8 +85,8 @@ export async function loadGrants(ctx: Ctx, actor: Actor): Promise<Grants | undef
       )
       .execute();
     for (const p of perms) {
-      const actions = parse(p.actions);
-      const sets = toSets(parse(p.constraints), actor);
+      const actions = parseJsonColumn(p.actions);
+      const sets = toSets(parseJsonColumn(p.constraints), actor);
       for (const t of types) {
         if (t.source_id !== p.id) continue;
         for (const a of Array.isArray(actions) ? actions : []) {
@@ -98,15 +99,6 @@ export async function loadGrants(ctx: Ctx, actor: Actor): Promise<Grants | undef
     }
   }
   return { user: actor, rules };
-}
-
-function parse(v: unknown): unknown {
-  if (typeof v !== "string") return v;
-  try {
-    return JSON.parse(v);
-  } catch {
-    return null;
-  }
 }
 
 /** Model-level check: does the user hold `action` on `model` at all? (superusers: undefined grants → yes) */

@@ -13,6 +13,7 @@ import { ipKey, parseCidr } from "../net/ip.ts";
 import type { Model } from "../registry/index.ts";
 import type { ValidateArgs } from "../registry/meta.ts";
 import { joinTable } from "../store/ddl.ts";
+import { storedTime } from "../store/values.ts";
 import type { Ctx } from "./context.ts";
 import {
   AppError,
@@ -36,6 +37,7 @@ import {
   rowsById,
   rowsWhereIn,
   statusesFor,
+  toRecord,
 } from "./rows.ts";
 import { runServiceValidator } from "./validators.ts";
 
@@ -57,11 +59,6 @@ function pending(ctx: Ctx): PendingChange[] {
     ctx.memo.set(pendingKey, p);
   }
   return p;
-}
-
-/** Now as Nautobot renders datetimes: microseconds, `Z`. */
-export function nowIso(): string {
-  return new Date().toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
 }
 
 /** Hash a password (scrypt, Django-like `algorithm$salt$hash` text). */
@@ -273,7 +270,7 @@ export async function createObject(
   const cols = await toColumns(ctx, model, record);
   cols.id = id;
   if (model.changelog) {
-    const now = nowIso();
+    const now = storedTime();
     cols.created = now.slice(0, 10);
     cols.last_updated = now;
   }
@@ -282,7 +279,7 @@ export async function createObject(
     cols.key = hashTokenKey(String(record.key));
     cols.key_suffix = String(record.key).slice(-6);
     cols.user_id = ctx.actor?.id ?? cols.user_id;
-    cols.created = nowIso();
+    cols.created = storedTime();
   }
   if (model.key === "users.user" && typeof record.password === "string")
     cols.password = hashPassword(record.password);
@@ -306,12 +303,14 @@ export async function updateObject(
   id: string,
   body: unknown,
   partial: boolean,
-  /** Pre-change snapshots taken set-wise by a bulk caller (`prechangeSnapshots`); else taken here. */
+  /** Pre-change snapshots taken set-wise by a bulk caller (`snapshots`); else taken here. */
   taken?: Map<string, Record<string, unknown>>,
 ): Promise<void> {
   if (model.readOnly) throw new AppError(405, `Method "${partial ? "PATCH" : "PUT"}" not allowed.`);
-  const before = await getRecord(ctx, model, id);
-  if (!before) throw new NotFoundError();
+  // The stored row, read once: the record to validate against, and the values the UPDATE compares with.
+  const stored = await ctx.db.selectFrom(model.table).selectAll().where("id", "=", id).executeTakeFirst();
+  if (!stored) throw new NotFoundError();
+  const before = await toRecord(ctx, model, stored);
   const prechange = taken ? taken.get(id) : (await snapshots(ctx, model, [id])).get(id);
   const parsed = await parseWrite(ctx, model, body, before, partial);
   const { record, errors } = parsed;
@@ -320,7 +319,7 @@ export async function updateObject(
   await runServiceValidate(ctx, model, record, errors);
   errors.throwIfAny();
   const cols = await toColumns(ctx, model, record);
-  if (model.changelog) cols.last_updated = nowIso();
+  if (model.changelog) cols.last_updated = storedTime();
   if (model.key === "users.token") {
     delete cols.key;
     delete cols.key_suffix;
@@ -334,29 +333,14 @@ export async function updateObject(
   }
   // Write only the columns whose value changes: every indexed column in SET costs an index update, and
   // tables such as interfaces carry many indexes (bulk PATCH of 1,000 rows on a large table).
-  const stored = await ctx.db.selectFrom(model.table).selectAll().where("id", "=", id).executeTakeFirst();
-  if (stored) {
-    for (const k of Object.keys(cols))
-      if (k !== "last_updated" && sameValue(stored[k], cols[k])) delete cols[k];
-  }
+  for (const k of Object.keys(cols))
+    if (k !== "last_updated" && sameValue(stored[k], cols[k])) delete cols[k];
   if (Object.keys(cols).length)
     await ctx.db.updateTable(model.table).set(cols).where("id", "=", id).execute();
   await writeRelations(ctx, model, id, record, parsed.touched, parsed.tags, false);
   if (model.afterWrite) await runHook(ctx, model.afterWrite, { action: "update", id, data: record, before });
   pending(ctx).push({ model, id, action: "update", ...(prechange ? { prechange } : {}) });
   if (ctx.grants && !(await permits(ctx, model, id, "change"))) throw new PermissionDenied();
-}
-
-/**
- * Pre-change snapshots of many objects in one set-wise pass, for bulk updates (one query per relation for
- * the whole batch instead of per object). Pass the result to `updateObject`.
- */
-export async function prechangeSnapshots(
-  ctx: Ctx,
-  model: Model,
-  ids: string[],
-): Promise<Map<string, Record<string, unknown>>> {
-  return snapshots(ctx, model, ids);
 }
 
 /** Stored column value equals the value about to be written (booleans as 0/1, numbers as text). */
@@ -366,8 +350,12 @@ function sameValue(a: unknown, b: unknown): boolean {
   return norm(a) === norm(b);
 }
 
-/** Relative-URL full representations used as change-log snapshots. */
-async function snapshots(
+/**
+ * Relative-URL full representations used as change-log snapshots, set-wise for `ids` (one query per
+ * relation for the whole batch). Bulk updates take the pre-change snapshots this way and pass them to
+ * `updateObject`.
+ */
+export async function snapshots(
   ctx: Ctx,
   model: Model,
   ids: string[],
@@ -460,7 +448,7 @@ export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Prom
       const set: Row = s.gfk
         ? { [`${s.field}_type`]: null, [`${s.field}_id`]: null }
         : { [`${s.field}_id`]: null };
-      if (s.model.changelog) set.last_updated = nowIso();
+      if (s.model.changelog) set.last_updated = storedTime();
       await ctx.db.updateTable(s.model.table).set(set).where("id", "in", part).execute();
     }
   }
@@ -505,7 +493,7 @@ export async function flushChanges(ctx: Ctx): Promise<void> {
     if (c.model.readOnly) continue;
     byModel.set(c.model.key, [...(byModel.get(c.model.key) ?? []), c]);
   }
-  const time = nowIso();
+  const time = storedTime();
   const rows: Row[] = [];
   const logged: LoggedChange[] = [];
   for (const [key, changes] of byModel) {

@@ -17,8 +17,9 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Logger } from "pino";
-import { OUTBOX_CHANNEL, outboxSignal, outboxTime } from "../service/outbox.ts";
+import { OUTBOX_CHANNEL, outboxSignal } from "../service/outbox.ts";
 import { quoteId, rawRows, type Store } from "../store/db.ts";
+import { parseJsonColumn, storedTime } from "../store/values.ts";
 import { TemplateError } from "../template/jinja.ts";
 import { buildContext, renderBody, renderHeaders, type StoredChange, signature } from "./payload.ts";
 import { closeAgents, type OutgoingRequest, send } from "./send.ts";
@@ -170,8 +171,8 @@ export class WebhookWorker {
 
   private async claim(): Promise<Row[]> {
     const d = this.store.dialect;
-    const now = outboxTime();
-    const until = outboxTime(Date.now() + this.settings.leaseMs);
+    const now = storedTime();
+    const until = storedTime(Date.now() + this.settings.leaseMs);
     const p = (i: number) => d.placeholder(i);
     const text = `UPDATE ${T} SET "state" = 'sending', "claims" = "claims" + 1, "lease_owner" = ${p(1)}, "lease_until" = ${p(2)}
       WHERE "id" IN (
@@ -225,7 +226,7 @@ export class WebhookWorker {
     hook: Row | undefined,
     change: Row | undefined,
   ): Promise<{ row: Row; set: Row }> {
-    const log: AttemptRecord[] = parseJson(row.attempt_log) ?? [];
+    const log: AttemptRecord[] = parseJsonColumn(row.attempt_log) ?? [];
     let attempts = Number(row.attempts);
     // Claims beyond attempts + 1: an earlier worker died mid-attempt; its outcome is unknown.
     const lost = Number(row.claims) - 1 - attempts;
@@ -242,7 +243,7 @@ export class WebhookWorker {
         worker: String(row.lease_owner ?? ""),
       });
     }
-    const started = outboxTime();
+    const started = storedTime();
     attempts++;
     let request: Record<string, unknown> | null = null;
     let status: number | null = null;
@@ -263,8 +264,8 @@ export class WebhookWorker {
           userName: change.user_name ?? null,
           hasUser: change.user_id !== null && change.user_id !== undefined,
           requestId: change.request_id,
-          objectData: parseJson(change.object_data),
-          prechangeData: parseJson(change.prechange_data),
+          objectData: parseJsonColumn(change.object_data),
+          prechangeData: parseJsonColumn(change.prechange_data),
           baseUrl: change.base_url || null,
         };
         const context = buildContext(ctxChange, this.settings.publicUrl);
@@ -315,7 +316,7 @@ export class WebhookWorker {
     const ok = error === null && status !== null && status >= 200 && status <= 299;
     const exhausted = attempts >= Number(row.max_attempts);
     const state = ok ? "succeeded" : exhausted ? "failed" : "retry";
-    const finished = outboxTime();
+    const finished = storedTime();
     const delay = this.settings.retryBaseMs * 4 ** Math.max(0, attempts - 1) * (0.8 + Math.random() * 0.4);
     const set: Row = {
       state,
@@ -326,7 +327,7 @@ export class WebhookWorker {
       last_duration_ms: durationMs,
       request: request ? JSON.stringify(request) : row.request,
       attempt_log: JSON.stringify(log),
-      next_attempt_at: state === "retry" ? outboxTime(Date.now() + delay) : null,
+      next_attempt_at: state === "retry" ? storedTime(Date.now() + delay) : null,
       completed_at: state === "retry" ? null : finished,
       lease_owner: null,
       lease_until: null,
@@ -344,15 +345,5 @@ export class WebhookWorker {
       "webhook delivery attempt",
     );
     return { row, set };
-  }
-}
-
-function parseJson<T = any>(v: unknown): T | null {
-  if (v === null || v === undefined || v === "") return null;
-  if (typeof v !== "string") return v as T;
-  try {
-    return JSON.parse(v) as T;
-  } catch {
-    return null;
   }
 }

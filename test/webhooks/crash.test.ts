@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import { type Receiver, startReceiver } from "../helpers/receiver.ts";
 import { ENGINE, startServer, type TestServer } from "../helpers/server.ts";
+import { waitUntil } from "../helpers/wait.ts";
 
 const N = 30;
 
@@ -64,16 +65,17 @@ describe("worker crash", () => {
     const atKill = rcv.requests.length;
     assert.ok(atKill < N, "killed before the end of the batch");
     child = startWorker(s.databaseUrl);
-    const end = Date.now() + 60000;
     let list: any[] = [];
-    for (;;) {
-      const r = await s.api(`/api/extras/webhook-deliveries/?webhook_id=${h.body.id}&limit=1000`);
-      list = r.body.results;
-      if (list.length === N && list.every((d) => d.state.value === "succeeded")) break;
-      if (Date.now() > end)
-        throw new Error(`not all delivered: ${JSON.stringify(list.map((d) => d.state.value))}`);
-      await new Promise((res) => setTimeout(res, 100));
-    }
+    await waitUntil(
+      async () => {
+        const r = await s.api(`/api/extras/webhook-deliveries/?webhook_id=${h.body.id}&limit=1000`);
+        list = r.body.results;
+        return list.length === N && list.every((d) => d.state.value === "succeeded") ? true : undefined;
+      },
+      60000,
+      () => `not all delivered: ${JSON.stringify(list.map((d) => d.state.value))}`,
+      100,
+    );
     const seen = new Map<string, number>();
     for (const r of rcv.requests) {
       const id = r.headers["x-hook-delivery"]!;

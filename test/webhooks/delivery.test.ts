@@ -7,18 +7,9 @@ import { createHmac } from "node:crypto";
 import { after, afterEach, before, describe, it } from "node:test";
 import { type Receiver, startReceiver } from "../helpers/receiver.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { waitUntil } from "../helpers/wait.ts";
 
 const SECRET = "s3cret-key";
-
-async function waitUntil<T>(fn: () => Promise<T | undefined>, timeoutMs = 15000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe("webhooks and change log", () => {
   let s: TestServer;

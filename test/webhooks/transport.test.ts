@@ -12,16 +12,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { waitUntil } from "../helpers/wait.ts";
 
 async function settled(s: TestServer, webhookId: string, attempts = 1): Promise<any> {
-  const end = Date.now() + 15000;
-  for (;;) {
-    const r = await s.api(`/api/extras/webhook-deliveries/?webhook_id=${webhookId}`);
-    const d = r.body.results[0];
-    if (d && d.attempts >= attempts && d.state.value !== "sending") return d;
-    if (Date.now() > end) throw new Error(`delivery not settled: ${JSON.stringify(d)}`);
-    await new Promise((res) => setTimeout(res, 50));
-  }
+  let d: any;
+  return waitUntil(
+    async () => {
+      d = (await s.api(`/api/extras/webhook-deliveries/?webhook_id=${webhookId}`)).body.results[0];
+      return d && d.attempts >= attempts && d.state.value !== "sending" ? d : undefined;
+    },
+    15000,
+    () => `delivery not settled: ${JSON.stringify(d)}`,
+  );
 }
 
 describe("webhook transport", () => {
