@@ -153,8 +153,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       grants: req.grants,
     });
 
-  /** Model-level permission (Nautobot TokenPermissions, nautobot-api-core.md §8.3): 403 without it. */
-  const need = (req: FastifyRequest, model: Model, action: Action) => {
+  /**
+   * Model-level permission for the request's method (Nautobot TokenPermissions, nautobot-api-core.md §8.3):
+   * 403 without it. Writes to read-only models are left to their 405.
+   */
+  const needForMethod = (req: FastifyRequest, model: Model) => {
+    const action = METHOD_ACTION[req.method];
+    if (!action || (model.readOnly && action !== "view")) return;
     if (req.auth.actor && !mayDo(req.grants, model, action)) throw new PermissionDenied();
   };
   const METHOD_ACTION: Record<string, Action | undefined> = {
@@ -334,18 +339,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   });
 
-  // The OpenAPI document depends only on the registry and the base URL: built once per base URL.
-  const docs = new Map<string, Record<string, unknown>>();
-  const docFor = (req: FastifyRequest) => {
-    const b = baseUrl(req);
-    let d = docs.get(b);
-    if (!d) {
-      d = openapiDocument(reg, b) as Record<string, unknown>;
-      if (docs.size > 20) docs.clear();
-      docs.set(b, d);
-    }
-    return d;
-  };
+  // openapiDocument builds the document once and only sets `servers` per call.
+  const docFor = (req: FastifyRequest) => openapiDocument(reg, baseUrl(req));
   // Interactive documentation: Swagger UI from its npm package (no CDN) over the registry's document.
   await app.register(fastifySwagger, {
     mode: "static",
@@ -453,8 +448,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header("Allow", allowFor(req, model, model.readOnly ? RO_ALLOW : LIST_ALLOW));
     const ctx = ctxFor(req);
     const method = req.method;
-    const action = METHOD_ACTION[method];
-    if (action && !(model.readOnly && action !== "view")) need(req, model, action);
+    needForMethod(req, model);
     if (method === "GET" || method === "HEAD") {
       const { params, ignore } = listParams(req, model);
       const limitRaw = intParam(params.get("limit")?.[0]);
@@ -571,8 +565,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const model = modelOf(req);
     reply.header("Allow", allowFor(req, model, model.readOnly ? RO_ALLOW : DETAIL_ALLOW));
     const ctx = ctxFor(req);
-    const action = METHOD_ACTION[req.method];
-    if (action && !(model.readOnly && action !== "view")) need(req, model, action);
+    needForMethod(req, model);
     const rawId = (req.params as { id: string }).id;
     const id = normalizeUuid(rawId) ?? (model.key === "extras.contenttype" ? rawId : undefined);
     if (!id) throw new NotFoundError();
