@@ -378,7 +378,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   // ---- webhook deliveries: retry by hand (issue 4) -------------------------------------------------
+  /** Retrying is changing a webhook's deliveries: it needs `change` on webhooks (403 otherwise). */
+  const needWebhookChange = (req: FastifyRequest) => {
+    if (req.auth.actor && !mayDo(req.grants, reg.get("extras.webhook"), "change"))
+      throw new PermissionDenied();
+  };
   app.post("/api/extras/webhook-deliveries/:id/retry/", async (req, reply) => {
+    needWebhookChange(req);
     const id = normalizeUuid((req.params as { id: string }).id);
     if (!id) throw new NotFoundError();
     const ctx = ctxFor(req);
@@ -387,6 +393,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return send(req, reply, 200, obj);
   });
   app.post("/api/extras/webhooks/:id/retry-failed/", async (req, reply) => {
+    needWebhookChange(req);
     const id = normalizeUuid((req.params as { id: string }).id);
     if (!id) throw new NotFoundError();
     const ctx = ctxFor(req);

@@ -134,6 +134,14 @@ describe("object permissions", () => {
     assert.equal((await as(`/api/dcim/sites/${a.body.id}/`, { method: "DELETE" })).status, 204);
   });
 
+  it("retrying webhook deliveries needs change permission on webhooks", async () => {
+    const none = "00000000-0000-4000-8000-000000000000";
+    assert.equal((await as(`/api/extras/webhook-deliveries/${none}/retry/`, { method: "POST" })).status, 403);
+    assert.equal((await as(`/api/extras/webhooks/${none}/retry-failed/`, { method: "POST" })).status, 403);
+    await grant({ object_types: ["extras.webhook"], actions: ["change"] });
+    assert.equal((await as(`/api/extras/webhooks/${none}/retry-failed/`, { method: "POST" })).status, 404);
+  });
+
   it("constraints and actions are checked when a permission is saved", async () => {
     const bad = await s.api("/api/users/permissions/", {
       method: "POST",
