@@ -55,7 +55,7 @@ await migrate(store, reg);
 let importSeconds: number | null = null;
 try {
   const { importNetbox } = await import("../src/importer/netbox/run.ts");
-  const file = new URL("../../shared/data/netbox-demo/netbox-demo-v3.6.json", import.meta.url).pathname;
+  const { DEMO_FILE: file } = await import("../src/importer/demo.ts");
   const t0 = performance.now();
   const devnull = { write: () => true, isTTY: false } as unknown as NodeJS.WritableStream;
   await importNetbox({ store, reg, file, strict: false, out: devnull });

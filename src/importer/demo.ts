@@ -1,6 +1,6 @@
 /**
  * `inventory serve --demo`: a fresh SQLite database loaded with the public NetBox demo data
- * (../shared/data/netbox-demo/netbox-demo-v3.6.json), a superuser admin/admin and a token.
+ * (data/netbox-demo/netbox-demo-v3.6.json in this repository, MIT), a superuser admin/admin and a token.
  */
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -13,10 +13,13 @@ import { openStore } from "../store/db.ts";
 import { migrate } from "../store/migrate.ts";
 import { importNetbox } from "./netbox/run.ts";
 
-/** The demo dump shipped beside the project (shared/ is a sibling of the project root). */
+/**
+ * The NetBox demo dump vendored in the repository (data/netbox-demo/, MIT licence beside it), so the demo,
+ * the importer tests and the bench work from any clone; INVENTORY_NETBOX_DEMO overrides it.
+ */
 export const DEMO_FILE =
   process.env.INVENTORY_NETBOX_DEMO ??
-  fileURLToPath(new URL("../../../shared/data/netbox-demo/netbox-demo-v3.6.json", import.meta.url));
+  fileURLToPath(new URL("../../data/netbox-demo/netbox-demo-v3.6.json", import.meta.url));
 
 /**
  * Prepare the demo database: migrate, import the NetBox demo dump (idempotent: an existing database given
@@ -28,7 +31,7 @@ export const DEMO_FILE =
 export async function prepareDemo(databaseUrl?: string): Promise<{ databaseUrl: string; token: string }> {
   if (!existsSync(DEMO_FILE))
     throw new Error(
-      `demo data not found at ${DEMO_FILE} (expected ../shared/data/netbox-demo/ beside the project; set INVENTORY_NETBOX_DEMO to its path)`,
+      `demo data not found at ${DEMO_FILE} (expected data/netbox-demo/ in the repository; set INVENTORY_NETBOX_DEMO to its path)`,
     );
   const unique = `${process.pid}-${Date.now()}-${randomBytes(3).toString("hex")}`;
   const url = databaseUrl ?? `sqlite:${join(tmpdir(), `inventory-demo-${unique}.sqlite3`)}`;
