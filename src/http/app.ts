@@ -192,7 +192,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
 
   app.setErrorHandler((err, req, reply) => {
-    const { status, body } = mapError(err, req.log);
+    const { status, body, headers } = mapError(err, req.log);
+    if (headers) reply.headers(headers);
     if (!req.apiVersion) req.apiVersion = DEFAULT_API_VERSION;
     return send(req, reply, status, body);
   });

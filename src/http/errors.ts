@@ -6,9 +6,23 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import { AppError } from "../service/errors.ts";
+import { DatabaseUnavailableError, StatementTimeoutError } from "../store/errors.ts";
 
 /** Map any thrown value to a status and JSON body. */
-export function mapError(err: unknown, log: FastifyBaseLogger): { status: number; body: unknown } {
+export function mapError(
+  err: unknown,
+  log: FastifyBaseLogger,
+): { status: number; body: unknown; headers?: Record<string, string> } {
+  if (err instanceof DatabaseUnavailableError) {
+    return {
+      status: 503,
+      body: { detail: "Service temporarily unavailable, please try again later." },
+      headers: { "Retry-After": String(err.retryAfter) },
+    };
+  }
+  if (err instanceof StatementTimeoutError) {
+    return { status: 503, body: { detail: err.message }, headers: { "Retry-After": "5" } };
+  }
   if (err instanceof AppError) {
     return { status: err.status, body: err.body !== undefined ? err.body : { detail: err.message } };
   }

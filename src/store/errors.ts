@@ -1,0 +1,30 @@
+/**
+ * Errors of the store layer that are not the caller's fault: the database is unreachable or busy, or a
+ * statement ran past its time budget. The HTTP layer answers both with 503 and `Retry-After`
+ * (http/errors.ts); the CLI prints them as one line.
+ */
+
+/**
+ * The database cannot be reached or is not accepting work right now (PostgreSQL down or restarting, SQLite
+ * write lock not obtained in time). Retrying later may succeed.
+ */
+export class DatabaseUnavailableError extends Error {
+  override name = "DatabaseUnavailableError";
+  /** Seconds after which a retry is sensible (the `Retry-After` header). */
+  readonly retryAfter: number;
+  constructor(message: string, retryAfter = 5, options?: { cause?: unknown }) {
+    super(message, options);
+    this.retryAfter = retryAfter;
+  }
+}
+
+/** A statement ran past its time budget and was cancelled (PostgreSQL `statement_timeout`, SQLite deadline). */
+export class StatementTimeoutError extends Error {
+  override name = "StatementTimeoutError";
+  /** The budget that was exceeded, in seconds. */
+  readonly seconds: number;
+  constructor(seconds: number, options?: { cause?: unknown }) {
+    super(`The database query took longer than ${seconds} s and was cancelled.`, options);
+    this.seconds = seconds;
+  }
+}
