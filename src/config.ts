@@ -2,6 +2,8 @@
  * Configuration: defaults < environment (`INVENTORY_*`) < command-line flags (applied by the CLI).
  */
 
+import { type TargetPolicy, targetPolicyFromEnv } from "./net/targets.ts";
+
 /** The resolved configuration of a server process. */
 export interface Config {
   host: string;
@@ -22,6 +24,8 @@ export interface Config {
   logLevel: string;
   /** Attempts per webhook delivery before it is marked failed (issue 4; default 5). */
   webhookMaxAttempts: number;
+  /** Webhook targets non-superusers may use (issue 12; net/targets.ts). */
+  webhookTargets: TargetPolicy;
 }
 
 const bool = (v: string | undefined, d: boolean) =>
@@ -42,5 +46,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     enforceGlobalUnique: bool(env.INVENTORY_ENFORCE_GLOBAL_UNIQUE, false),
     logLevel: env.INVENTORY_LOG_LEVEL ?? "info",
     webhookMaxAttempts: Math.max(1, int(env.INVENTORY_WEBHOOK_MAX_ATTEMPTS, 5)),
+    webhookTargets: targetPolicyFromEnv(env),
   };
 }

@@ -18,7 +18,7 @@ import { normalizeUuid, RESERVED_PARAMS } from "../query/filters.ts";
 import { APPS, type Model, type Registry } from "../registry/index.ts";
 import { type Ctx, makeCtx } from "../service/context.ts";
 import { AppError, NotFoundError, PermissionDenied, ValidationError } from "../service/errors.ts";
-import { retryDeliveries } from "../service/outbox.ts";
+import { redactResponses, retryDeliveries } from "../service/outbox.ts";
 import { type Action, type Grants, loadGrants, mayDo } from "../service/permissions.ts";
 import { getRow, listRows } from "../service/read.ts";
 import { detailUrl, represent } from "../service/represent.ts";
@@ -98,6 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const settings = {
     enforceGlobalUnique: config.enforceGlobalUnique,
+    webhookTargets: config.webhookTargets,
     changelog: true,
     webhookMaxAttempts: config.webhookMaxAttempts,
   };
@@ -430,6 +431,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return !!b && b.some((v) => v !== "");
   };
 
+  /** What this user may read of rendered objects: receivers' answers only for who may change the webhook. */
+  const visible = (ctx: Ctx, model: Model, objs: Array<Record<string, unknown>>) =>
+    model.key === "extras.webhookdelivery" ? redactResponses(ctx, objs) : Promise.resolve(objs);
+
   const renderIds = async (ctx: Ctx, model: Model, ids: string[]) => {
     const rows = await ctx.db
       .selectFrom(model.table)
@@ -438,7 +443,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       .execute();
     const byId = new Map(rows.map((r) => [r.id as string, r]));
     const ordered = ids.map((i) => byId.get(i)).filter((r): r is NonNullable<typeof r> => !!r);
-    const out = await represent(ctx, model, ordered, "full");
+    const out = await visible(ctx, model, await represent(ctx, model, ordered, "full"));
     return out.map((o) => withTokenKey(ctx, model, o));
   };
 
@@ -473,12 +478,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         offset,
         ...(ownerOf(req, model) ? { ownerColumn: ownerOf(req, model)! } : {}),
       });
-      const results = await represent(
+      const results = await visible(
         ctx,
         model,
-        rows,
-        isBrief(req) ? "nested" : "full",
-        renderOpts(req, model),
+        await represent(ctx, model, rows, isBrief(req) ? "nested" : "full", renderOpts(req, model)),
       );
       const pageUrl = (newOffset: number | undefined) => {
         const p = new URLSearchParams();
@@ -583,12 +586,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const listP = { params, ignore, limit: 1, offset: 0, ...(owner ? { ownerColumn: owner } : {}) };
     if (method === "GET" || method === "HEAD") {
       const row = await getRow(ctx, model, id, listP);
-      const [obj] = await represent(
+      const [obj] = await visible(
         ctx,
         model,
-        [row],
-        isBrief(req) ? "nested" : "full",
-        renderOpts(req, model),
+        await represent(ctx, model, [row], isBrief(req) ? "nested" : "full", renderOpts(req, model)),
       );
       return send(req, reply, 200, withTokenKey(ctx, model, obj!));
     }

@@ -6,6 +6,7 @@
  * filters, OPTIONS metadata, change events) is derived by generic code from these declarations.
  * Field semantics follow Nautobot 1.6 (see shared/reference/nautobot-models.md, legend table).
  */
+import type { TargetPolicy } from "../net/targets.ts";
 
 /** A choice set: ordered `[value, label]` pairs (Nautobot `ChoiceSet`). */
 export type Choices = ReadonlyArray<readonly [string | number, string]>;
@@ -234,8 +235,10 @@ export interface ValidateArgs {
   count(model: string, where: Record<string, unknown>): Promise<number>;
   /** Record an error for a field (or `__all__`). */
   error(field: string, message: string): void;
-  /** Settings relevant to validation (ENFORCE_GLOBAL_UNIQUE...). */
-  settings: { enforceGlobalUnique: boolean };
+  /** Settings relevant to validation (ENFORCE_GLOBAL_UNIQUE, webhook target policy). */
+  settings: { enforceGlobalUnique: boolean; webhookTargets: TargetPolicy };
+  /** Who writes: undefined for the system (importer, CLI), else whether the user is a superuser. */
+  actor: { isSuperuser: boolean } | undefined;
 }
 
 /** After-write side effects run inside the same transaction (signals in Nautobot). */

@@ -2,7 +2,9 @@
  * The per-request context handed to the service: who acts, the request id shared by every change of the
  * request, how to build absolute URLs, and per-request caches.
  */
+
 import { randomUUID } from "node:crypto";
+import type { TargetPolicy } from "../net/targets.ts";
 import type { Registry } from "../registry/index.ts";
 import type { Db, Store } from "../store/db.ts";
 import type { Grants } from "./permissions.ts";
@@ -22,6 +24,8 @@ export interface ServiceSettings {
   changelog: boolean;
   /** Attempts per webhook delivery before it is marked failed (default 5). */
   webhookMaxAttempts?: number;
+  /** Which webhook targets non-superusers may save (net/targets.ts); default: public addresses only. */
+  webhookTargets?: TargetPolicy;
 }
 
 /** Everything a service call needs. `db` is the transaction when inside one. */

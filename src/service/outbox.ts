@@ -14,7 +14,8 @@ import { sql } from "kysely";
 import { joinTable } from "../store/ddl.ts";
 import { storedTime } from "../store/values.ts";
 import type { Ctx } from "./context.ts";
-import { AppError, NotFoundError } from "./errors.ts";
+import { AppError, NotFoundError, PermissionDenied } from "./errors.ts";
+import { permits, restriction } from "./permissions.ts";
 import { chunks, type Row } from "./rows.ts";
 
 /** Emits `queued` after a commit that queued deliveries (wakes in-process workers). */
@@ -120,7 +121,14 @@ export async function retryDeliveries(
 ): Promise<number> {
   const now = storedTime();
   const budget = ctx.settings.webhookMaxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-  let q = ctx.db.selectFrom("extras_webhookdelivery").select(["id", "state", "attempts"]);
+  const webhooks = ctx.reg.get("extras.webhook");
+  // The same row restriction as the detail endpoints (issue 12): an object outside the user's view
+  // constraints is a 404; retrying needs `change` on that very webhook (403 otherwise).
+  const mayChange = async (webhookId: string) => {
+    if (!(await permits(ctx, webhooks, webhookId, "view"))) throw new NotFoundError();
+    if (!(await permits(ctx, webhooks, webhookId, "change"))) throw new PermissionDenied();
+  };
+  let q = ctx.db.selectFrom("extras_webhookdelivery").select(["id", "state", "attempts", "webhook_id"]);
   if ("deliveryId" in target) {
     q = q.where("id", "=", target.deliveryId);
   } else {
@@ -130,11 +138,17 @@ export async function retryDeliveries(
       .where("id", "=", target.webhookId)
       .executeTakeFirst();
     if (!hook) throw new NotFoundError();
+    await mayChange(target.webhookId);
     q = q.where("webhook_id", "=", target.webhookId).where("state", "=", "failed");
   }
   const rows = await q.execute();
   if ("deliveryId" in target) {
-    if (!rows.length) throw new NotFoundError();
+    if (
+      !rows.length ||
+      !(await permits(ctx, ctx.reg.get("extras.webhookdelivery"), target.deliveryId, "view"))
+    )
+      throw new NotFoundError();
+    await mayChange(String(rows[0]!.webhook_id));
     if (rows[0]!.state !== "failed")
       throw new AppError(409, `Only failed deliveries can be retried; this one is ${rows[0]!.state}.`);
   }
@@ -166,3 +180,32 @@ async function notify(ctx: Ctx): Promise<void> {
 
 /** Memo key counting deliveries queued in the current transaction (read by `inTransaction`). */
 export const QUEUED_KEY = "deliveriesQueued";
+
+/**
+ * Blank the receivers' answers (`attempt_log[].response`) in delivery representations for a user who may not
+ * change the delivery's webhook (issue 12, "SSRF with read-back"): only who may change a webhook reads what
+ * its receiver answered. Superusers and system contexts see everything. One query for the whole page.
+ */
+export async function redactResponses(
+  ctx: Ctx,
+  objs: Array<Record<string, unknown>>,
+): Promise<Array<Record<string, unknown>>> {
+  if (!ctx.grants || !objs.length) return objs;
+  const hookId = (o: Record<string, unknown>) =>
+    String((o.webhook as { id?: string } | null | undefined)?.id ?? o.webhook ?? "");
+  const ids = [...new Set(objs.map(hookId).filter(Boolean))];
+  const cond = await restriction(ctx, ctx.reg.get("extras.webhook"), "change");
+  let q = ctx.db
+    .selectFrom("extras_webhook as t")
+    .select("t.id")
+    .where("t.id", "in", ids.length ? ids : [""]);
+  if (cond) q = q.where(cond);
+  const allowed = new Set((await q.execute()).map((r) => String(r.id)));
+  return objs.map((o) => {
+    if (allowed.has(hookId(o)) || !Array.isArray(o.attempt_log)) return o;
+    return {
+      ...o,
+      attempt_log: (o.attempt_log as Array<Record<string, unknown>>).map((a) => ({ ...a, response: "" })),
+    };
+  });
+}

@@ -180,7 +180,11 @@ async function runValidate(
     find: (key, where, limit) => findRecords(ctx, ctx.reg.get(key), where, limit),
     count: async (key, where) => (await findRecords(ctx, ctx.reg.get(key), where, 100000)).length,
     error: (field, message) => errors.add(field, message),
-    settings: { enforceGlobalUnique: ctx.settings.enforceGlobalUnique },
+    settings: {
+      enforceGlobalUnique: ctx.settings.enforceGlobalUnique,
+      webhookTargets: ctx.settings.webhookTargets ?? { allowPrivate: false, allowedNetworks: [] },
+    },
+    actor: ctx.actor ? { isSuperuser: ctx.actor.isSuperuser } : undefined,
   };
   await model.validate(args);
 }

@@ -8,10 +8,37 @@
  * network access. Unlike Nautobot 1.6 (django-jinja, autoescape on, nautobot-webhooks.md §4) output is not
  * HTML-escaped: `{{ data.name }}` renders the name as is, and `| tojson` gives JSON.
  */
-import { Template } from "@huggingface/jinja";
+import { Environment, Interpreter, Template } from "@huggingface/jinja";
 
 const compiled = new Map<string, Template>();
 const MAX_CACHED = 256;
+
+/** Largest `range()` a template may build; a larger one is a render error. */
+export const MAX_RANGE = 100_000;
+
+/** Jinja's `range(stop)` / `range(start, stop[, step])`, refusing more than MAX_RANGE items. */
+function boundedRange(start: number, stop?: number, step = 1): number[] {
+  const [from, to] = stop === undefined ? [0, start] : [start, stop];
+  if (!Number.isInteger(from) || !Number.isInteger(to) || !Number.isInteger(step) || step === 0)
+    throw new Error("range() takes integers and a non-zero step");
+  const length = Math.max(0, Math.ceil((to - from) / step));
+  if (length > MAX_RANGE) throw new Error(`range() of ${length} items exceeds the limit of ${MAX_RANGE}`);
+  return Array.from({ length }, (_, i) => from + i * step);
+}
+
+/** The interpreter's global names (as @huggingface/jinja's own `Template.render` sets them). */
+const GLOBALS: Record<string, unknown> = {
+  false: false,
+  true: true,
+  none: null,
+  False: false,
+  True: true,
+  None: null,
+  range: boundedRange,
+  raise_exception: (message: unknown) => {
+    throw new Error(String(message));
+  },
+};
 
 /** Raised when a template does not parse or fails while rendering. */
 export class TemplateError extends Error {
@@ -50,7 +77,10 @@ export function checkTemplate(source: string): string | undefined {
 export function renderTemplate(source: string, context: Record<string, unknown>): string {
   const t = compile(source);
   try {
-    return t.render(context);
+    // Template.render's globals, with `range` limited (a template cannot allocate a 10^8-item list).
+    const env = new Environment();
+    for (const [k, v] of Object.entries({ ...GLOBALS, ...context })) env.set(k, v);
+    return String(new Interpreter(env).run(t.parsed).value);
   } catch (e) {
     throw new TemplateError(`template rendering failed: ${(e as Error).message}`);
   }

@@ -3,7 +3,8 @@
  * the default JSON body, rendered headers and the signature.
  */
 import { createHmac } from "node:crypto";
-import { renderTemplate, TemplateError } from "../template/jinja.ts";
+import { type RenderBudget, renderBounded } from "../template/bounded.ts";
+import { TemplateError } from "../template/jinja.ts";
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
@@ -127,9 +128,13 @@ export function defaultBody(context: HookContext): string {
  * blank lines ignored, later duplicates win (fixes Nautobot's `split(":")`, W9).
  * @throws TemplateError for a template error or a line without a colon or with an invalid name.
  */
-export function renderHeaders(template: string, context: HookContext): Record<string, string> {
+export async function renderHeaders(
+  template: string,
+  context: HookContext,
+  budget: RenderBudget,
+): Promise<Record<string, string>> {
   if (!template.trim()) return {};
-  const text = renderTemplate(template, context as unknown as Record<string, unknown>);
+  const text = await renderBounded(template, context as unknown as Record<string, unknown>, budget);
   const out: Record<string, string> = {};
   text.split(/\r?\n/).forEach((line, i) => {
     if (!line.trim()) return;
@@ -145,9 +150,13 @@ export function renderHeaders(template: string, context: HookContext): Record<st
 }
 
 /** The request body: the rendered `body_template`, or the default JSON body when it is blank. */
-export function renderBody(template: string, context: HookContext): string {
+export async function renderBody(
+  template: string,
+  context: HookContext,
+  budget: RenderBudget,
+): Promise<string> {
   if (!template.trim()) return defaultBody(context);
-  return renderTemplate(template, context as unknown as Record<string, unknown>);
+  return renderBounded(template, context as unknown as Record<string, unknown>, budget);
 }
 
 /** `X-Hook-Signature`: lowercase hex HMAC-SHA512 of the exact body bytes keyed by the secret (seed, Events 3). */

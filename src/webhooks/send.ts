@@ -3,8 +3,12 @@
  * an optional CA file; connect and response timeouts; redirects never followed (Nautobot follows them
  * and has no timeout, nautobot-webhooks.md W5/W6).
  */
-import { readFileSync } from "node:fs";
 import { Agent, request } from "undici";
+import { guardedLookup, isRestricted, RESTRICTED_TARGET, type TargetPolicy } from "../net/targets.ts";
+import { CA_FILE_UNUSABLE, readCaFile } from "../net/tls.ts";
+
+/** Bytes of a receiver's answer kept for the delivery log; the rest is never read. */
+export const RESPONSE_EXCERPT_BYTES = 500;
 
 /** What to send. */
 export interface OutgoingRequest {
@@ -14,6 +18,8 @@ export interface OutgoingRequest {
   body: string;
   sslVerification: boolean;
   caFilePath: string | null;
+  /** Set for webhooks not trusted with restricted targets: every resolved address is checked. */
+  restrictTo?: TargetPolicy;
 }
 
 /** How it went: a status code, or an error (timeout, TLS, connection). Durations in milliseconds. */
@@ -28,13 +34,21 @@ export interface SendOutcome {
 const agents = new Map<string, Agent>();
 
 function agentFor(req: OutgoingRequest, timeoutMs: number): Agent {
-  const key = `${req.sslVerification}|${req.caFilePath ?? ""}|${timeoutMs}`;
+  const key = `${req.sslVerification}|${req.caFilePath ?? ""}|${timeoutMs}|${req.restrictTo ? JSON.stringify(req.restrictTo) : ""}`;
   let a = agents.get(key);
   if (!a) {
     const tls: Record<string, unknown> = { rejectUnauthorized: req.sslVerification };
-    if (req.sslVerification && req.caFilePath) tls.ca = readFileSync(req.caFilePath);
+    if (req.sslVerification && req.caFilePath) {
+      const ca = readCaFile(req.caFilePath);
+      if (!ca) throw new Error(CA_FILE_UNUSABLE);
+      tls.ca = ca;
+    }
     a = new Agent({
-      connect: { timeout: timeoutMs, ...tls },
+      connect: {
+        timeout: timeoutMs,
+        ...tls,
+        ...(req.restrictTo ? { lookup: guardedLookup(req.restrictTo) } : {}),
+      },
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
       keepAliveTimeout: 4000,
@@ -56,6 +70,10 @@ function describe(e: unknown): string {
 export async function send(req: OutgoingRequest, timeoutMs: number): Promise<SendOutcome> {
   const started = performance.now();
   try {
+    // An IP literal is never looked up, so the guarded lookup cannot see it: check it here.
+    const host = new URL(req.url).hostname;
+    if (req.restrictTo && /^[\d.]+$|:/.test(host) && isRestricted(host, req.restrictTo))
+      throw new Error(RESTRICTED_TARGET);
     const dispatcher = agentFor(req, timeoutMs);
     const res = await request(req.url, {
       method: req.method as "POST",
@@ -68,8 +86,19 @@ export async function send(req: OutgoingRequest, timeoutMs: number): Promise<Sen
     });
     let excerpt = "";
     try {
-      const text = await res.body.text();
-      excerpt = text.slice(0, 500);
+      // Keep the first bytes and stop reading: a receiver streaming gigabytes costs us nothing.
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body) {
+        chunks.push(chunk as Buffer);
+        size += (chunk as Buffer).length;
+        if (size >= RESPONSE_EXCERPT_BYTES) break;
+      }
+      res.body.destroy();
+      excerpt = Buffer.concat(chunks)
+        .subarray(0, RESPONSE_EXCERPT_BYTES)
+        .toString("utf8")
+        .replace(/\uFFFD$/, "");
     } catch {
       // body errors after the status do not change the outcome
     }

@@ -17,9 +17,11 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Logger } from "pino";
+import { type TargetPolicy, targetPolicyFromEnv } from "../net/targets.ts";
 import { OUTBOX_CHANNEL, outboxSignal } from "../service/outbox.ts";
 import { quoteId, rawRows, type Store } from "../store/db.ts";
 import { parseJsonColumn, storedTime } from "../store/values.ts";
+import { closeRenderers, type RenderBudget, renderBudgetFromEnv } from "../template/bounded.ts";
 import { TemplateError } from "../template/jinja.ts";
 import { buildContext, renderBody, renderHeaders, type StoredChange, signature } from "./payload.ts";
 import { closeAgents, type OutgoingRequest, send } from "./send.ts";
@@ -41,6 +43,10 @@ export interface WorkerSettings {
   publicUrl: string;
   /** `User-Agent` header. */
   userAgent: string;
+  /** Time, output and memory budget of one template render (template/bounded.ts). */
+  render: RenderBudget;
+  /** Target policy for webhooks not saved by a superuser (net/targets.ts). */
+  targets: TargetPolicy;
 }
 
 /** Defaults of `WorkerSettings` overlaid with `INVENTORY_WEBHOOK_*` (seconds) and `INVENTORY_PUBLIC_URL`. */
@@ -57,6 +63,8 @@ export function workerSettingsFromEnv(env: NodeJS.ProcessEnv, version: string): 
     pollMs: sec(env.INVENTORY_WEBHOOK_POLL, 1_000),
     publicUrl: (env.INVENTORY_PUBLIC_URL ?? "").replace(/\/+$/, ""),
     userAgent: `inventory/${version} (webhook)`,
+    render: renderBudgetFromEnv(env),
+    targets: targetPolicyFromEnv(env),
   };
 }
 
@@ -123,7 +131,7 @@ export class WebhookWorker {
     this.unlisten = undefined;
     this.wake?.();
     await this.loop;
-    await closeAgents();
+    await Promise.all([closeAgents(), closeRenderers()]);
   }
 
   private async run(): Promise<void> {
@@ -269,12 +277,15 @@ export class WebhookWorker {
           baseUrl: change.base_url || null,
         };
         const context = buildContext(ctxChange, this.settings.publicUrl);
-        const body = renderBody(String(hook.body_template ?? ""), context);
+        const body = await renderBody(String(hook.body_template ?? ""), context, this.settings.render);
         const headers: Record<string, string> = {
           "Content-Type": String(hook.http_content_type || "application/json"),
           "User-Agent": this.settings.userAgent,
         };
-        Object.assign(headers, renderHeaders(String(hook.additional_headers ?? ""), context));
+        Object.assign(
+          headers,
+          await renderHeaders(String(hook.additional_headers ?? ""), context, this.settings.render),
+        );
         headers["X-Hook-Delivery"] = String(row.id);
         if (hook.secret) headers["X-Hook-Signature"] = signature(String(hook.secret), body);
         const out: OutgoingRequest = {
@@ -284,6 +295,9 @@ export class WebhookWorker {
           body,
           sslVerification: !!hook.ssl_verification,
           caFilePath: hook.ca_file_path ? String(hook.ca_file_path) : null,
+          ...(hook.trusted_target || this.settings.targets.allowPrivate
+            ? {}
+            : { restrictTo: this.settings.targets }),
         };
         request = {
           method: out.method,

@@ -2,6 +2,9 @@
  * Extras models: statuses, tags, custom fields, config contexts, webhooks, object changes and content
  * types (Nautobot 1.6 `extras` app; shared/reference/nautobot-models.md §2F, nautobot-webhooks.md §1, §7).
  */
+
+import { targetProblem } from "../../net/targets.ts";
+import { CA_FILE_UNUSABLE, readCaFile } from "../../net/tls.ts";
 import { checkTemplate } from "../../template/jinja.ts";
 import { defineModel, f, type ModelDef } from "../meta.ts";
 
@@ -183,6 +186,8 @@ export const webhook = defineModel({
     }),
     ssl_verification: f.bool(true),
     ca_file_path: f.str(4096, { nullable: true }),
+    /** Saved by a superuser/the system or under an allowing policy: may target restricted addresses. */
+    trusted_target: f.bool(false, { readOnly: true, hidden: true, noFilter: true }),
   },
   nested: ["name"],
   ordering: ["name"],
@@ -191,12 +196,14 @@ export const webhook = defineModel({
    * Nautobot 1.6 `Webhook.clean()` and `check_for_conflicts()` (nautobot-webhooks.md §1.1–1.2), plus what it
    * leaves to delivery time (W11): the URL and the templates.
    */
-  async validate({ data, before, error, find }) {
+  async validate({ data, before, error, find, actor, settings }) {
     if (!data.type_create && !data.type_update && !data.type_delete) {
       error("type_create", "You must select at least one type: create, update, and/or delete.");
     }
     if (!data.ssl_verification && data.ca_file_path) {
       error("ca_file_path", "Do not specify a CA certificate file if SSL verification is disabled.");
+    } else if (data.ca_file_path && !readCaFile(String(data.ca_file_path))) {
+      error("ca_file_path", CA_FILE_UNUSABLE);
     }
     const url = String(data.payload_url ?? "");
     let parsed: URL | undefined;
@@ -207,6 +214,18 @@ export const webhook = defineModel({
     }
     if (!parsed || !["http:", "https:"].includes(parsed.protocol) || !parsed.hostname) {
       error("payload_url", "Enter a valid URL (http:// or https:// with a host).");
+    }
+    // Restricted targets (loopback, private, link-local…) need a superuser or an allowing policy (issue 12).
+    // A webhook keeps its trust while its URL is unchanged, so others may still edit its other fields.
+    const trusted =
+      !actor ||
+      actor.isSuperuser ||
+      settings.webhookTargets.allowPrivate ||
+      (!!before?.trusted_target && before.payload_url === url);
+    data.trusted_target = trusted;
+    if (parsed?.hostname && !trusted) {
+      const problem = await targetProblem(parsed.hostname, settings.webhookTargets);
+      if (problem) error("payload_url", problem);
     }
     // Another webhook with the same URL, a shared content type and the same event type is a conflict.
     const mine = new Set<string>((data.content_types as string[] | undefined) ?? []);
