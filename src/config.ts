@@ -26,6 +26,8 @@ export interface Config {
   webhookMaxAttempts: number;
   /** Webhook targets non-superusers may use (issue 12; net/targets.ts). */
   webhookTargets: TargetPolicy;
+  /** Failed Basic-auth logins allowed per IP and per username in a window (issue 12; http/login-limit.ts). */
+  loginLimits: LoginLimits;
 }
 
 const bool = (v: string | undefined, d: boolean) =>
@@ -47,5 +49,21 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.INVENTORY_LOG_LEVEL ?? "info",
     webhookMaxAttempts: Math.max(1, int(env.INVENTORY_WEBHOOK_MAX_ATTEMPTS, 5)),
     webhookTargets: targetPolicyFromEnv(env),
+    loginLimits: loginLimitsFromEnv(env),
+  };
+}
+
+/** Limits: `INVENTORY_LOGIN_MAX_FAILURES` (default 10) per `INVENTORY_LOGIN_WINDOW` seconds (default 300). */
+export interface LoginLimits {
+  maxFailures: number;
+  windowMs: number;
+}
+
+/** Limits from the environment. */
+export function loginLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): LoginLimits {
+  const num = (v: string | undefined, d: number) => (v && Number(v) > 0 ? Number(v) : d);
+  return {
+    maxFailures: num(env.INVENTORY_LOGIN_MAX_FAILURES, 10),
+    windowMs: num(env.INVENTORY_LOGIN_WINDOW, 300) * 1000,
   };
 }

@@ -34,8 +34,10 @@ import type { Store } from "../store/db.ts";
 import { type Auth, authenticate, clearTokenCache } from "./auth.ts";
 import { renderHtml, wantsHtml } from "./browsable.ts";
 import { mapError } from "./errors.ts";
+import { LoginLimiter } from "./login-limit.ts";
 import { openapiDocument } from "./openapi.ts";
 import { optionsFor } from "./options.ts";
+import { registerSecurityHeaders } from "./security.ts";
 
 /** API versions accepted (Nautobot 1.6: 1.2 … 1.6); responses are always the 1.2 shapes. */
 export const API_VERSIONS = ["1.2", "1.3", "1.4", "1.5", "1.6"];
@@ -96,6 +98,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: 64 * 1024 * 1024,
   }) as unknown as FastifyInstance;
 
+  await registerSecurityHeaders(app);
+  const loginLimiter = new LoginLimiter(config.loginLimits);
   const settings = {
     enforceGlobalUnique: config.enforceGlobalUnique,
     webhookTargets: config.webhookTargets,
@@ -159,6 +163,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
    * 403 without it. Writes to read-only models are left to their 405.
    */
   const needForMethod = (req: FastifyRequest, model: Model) => {
+    // Anonymous reads (--anonymous-read) cover inventory models only (issue 12).
+    if (!req.auth.actor && model.loginRequired)
+      throw new AppError(403, "Authentication credentials were not provided.");
     const action = METHOD_ACTION[req.method];
     if (!action || (model.readOnly && action !== "view")) return;
     if (req.auth.actor && !mayDo(req.grants, model, action)) throw new PermissionDenied();
@@ -249,8 +256,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       req.auth = { actor: undefined, writeEnabled: false };
       return;
     }
-    const allowBasic = path === "/api/users/tokens/";
-    req.auth = await authenticate(store, req.headers.authorization, allowBasic);
+    const basic = path === "/api/users/tokens/" ? { limiter: loginLimiter, ip: req.ip } : undefined;
+    req.auth = await authenticate(store, req.headers.authorization, basic);
     req.grants =
       req.auth.actor && !req.auth.actor.isSuperuser
         ? await loadGrants(makeCtx({ store, reg, settings }), req.auth.actor)

@@ -2,27 +2,18 @@
  * Authentication: `Authorization: Token <key>` (and HTTP Basic on POST /api/users/tokens/), with
  * Nautobot's 403 messages (nautobot-api-core.md §7, §8). Tokens and passwords are stored hashed.
  */
-import { scryptSync, timingSafeEqual } from "node:crypto";
 import type { Actor } from "../service/context.ts";
 import { AppError } from "../service/errors.ts";
+import { verifyPassword } from "../service/passwords.ts";
 import { hashTokenKey } from "../service/write.ts";
 import type { Store } from "../store/db.ts";
+import type { LoginLimiter } from "./login-limit.ts";
 
 /** Result of authenticating a request. */
 export interface Auth {
   actor: Actor | undefined;
   /** The token may write (false for read-only tokens). */
   writeEnabled: boolean;
-}
-
-/** Check a password against its stored `scrypt$salt$hash`. */
-export function checkPassword(password: string, stored: string | null | undefined): boolean {
-  if (!stored) return false;
-  const [alg, salt, hash] = stored.split("$");
-  if (alg !== "scrypt" || !salt || !hash) return false;
-  const got = scryptSync(password, salt, 32);
-  const want = Buffer.from(hash, "hex");
-  return want.length === got.length && timingSafeEqual(got, want);
 }
 
 const forbid = (detail: string) => new AppError(403, detail);
@@ -34,22 +25,32 @@ const forbid = (detail: string) => new AppError(403, detail);
 export async function authenticate(
   store: Store,
   header: string | undefined,
-  allowBasic: boolean,
+  basic: { limiter: LoginLimiter; ip: string } | undefined,
 ): Promise<Auth> {
   if (!header) return { actor: undefined, writeEnabled: false };
   const parts = header.trim().split(/\s+/);
   const scheme = (parts[0] ?? "").toLowerCase();
-  if (scheme === "basic" && allowBasic) {
+  if (scheme === "basic" && basic) {
     const decoded = Buffer.from(parts[1] ?? "", "base64").toString("utf8");
     const i = decoded.indexOf(":");
-    const username = decoded.slice(0, i);
+    const username = i < 0 ? decoded : decoded.slice(0, i);
     const password = decoded.slice(i + 1);
+    const keys = [`ip:${basic.ip}`, `user:${username}`];
+    const wait = basic.limiter.blockedFor(keys);
+    if (wait)
+      throw new AppError(429, `Request was throttled. Expected available in ${wait} seconds.`, undefined, {
+        "Retry-After": String(wait),
+      });
+    basic.limiter.fail(keys);
     const user = await store.db
       .selectFrom("users_user")
       .selectAll()
       .where("username", "=", username)
       .executeTakeFirst();
-    if (!user || i < 0 || !checkPassword(password, user.password)) throw forbid("Invalid username/password.");
+    // One scrypt whether or not the user exists (verifyPassword hashes against a dummy).
+    const ok = await verifyPassword(password, user?.password);
+    if (!user || i < 0 || !ok) throw forbid("Invalid username/password.");
+    basic.limiter.succeeded(keys[0]!, keys[1]!);
     if (!user.is_active) throw forbid("User inactive or deleted.");
     return {
       actor: { id: user.id, username: user.username, isSuperuser: !!user.is_superuser },

@@ -24,7 +24,11 @@ export function mapError(
     return { status: 503, body: { detail: err.message }, headers: { "Retry-After": "5" } };
   }
   if (err instanceof AppError) {
-    return { status: err.status, body: err.body !== undefined ? err.body : { detail: err.message } };
+    return {
+      status: err.status,
+      body: err.body !== undefined ? err.body : { detail: err.message },
+      ...(err.headers ? { headers: err.headers } : {}),
+    };
   }
   const e = err as { code?: string; message?: string; statusCode?: number; errcode?: number };
   const msg = String(e?.message ?? "");

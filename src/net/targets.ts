@@ -43,8 +43,7 @@ export function isRestricted(address: string, policy: TargetPolicy): boolean {
   }
   for (const n of policy.allowedNetworks) {
     const [net, bits] = ipaddr.parseCIDR(n);
-    const candidate = net.kind() === ip.kind() ? ip : undefined;
-    if (candidate && candidate.match([net, bits] as never)) return false;
+    if (net.kind() === ip.kind() && ip.match([net, bits] as never)) return false;
   }
   return ip.range() !== "unicast";
 }

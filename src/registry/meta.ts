@@ -25,6 +25,12 @@ interface FieldBase {
   readOnly?: boolean;
   /** Write-only on the wire (never rendered). */
   writeOnly?: boolean;
+  /**
+   * Stored as a one-way hash (token keys): rendered as null from the database, so the hash never reaches a
+   * response, the change log or a webhook payload (issue 12). The clear value appears once, in the
+   * response that creates it.
+   */
+  hashed?: boolean;
   /** JSON `null` accepted and stored. */
   nullable?: boolean;
   /** Whole-table uniqueness (DRF message "<model> with this <field> already exists."). */
@@ -280,6 +286,11 @@ export interface ModelDef {
   configContext?: boolean;
   /** Read-only endpoint (content types, object changes). */
   readOnly?: boolean;
+  /**
+   * Always needs a login, even with anonymous reads enabled (issue 12): accounts, permissions, webhooks
+   * (receiver credentials in headers), deliveries and the change log.
+   */
+  loginRequired?: boolean;
   /** Parent FK for tree models (region, location...). */
   tree?: string;
   /** Ordering columns (field names; `-` prefix for descending; `<field>_nat` allowed). `id` is appended. */

@@ -5,7 +5,8 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Store } from "../store/db.ts";
 import { storedTime } from "../store/values.ts";
-import { hashPassword, hashTokenKey } from "./write.ts";
+import { hashPassword } from "./passwords.ts";
+import { hashTokenKey } from "./write.ts";
 
 /**
  * Create a superuser, or reset the password and flags of an existing user of that name.
@@ -24,7 +25,7 @@ export async function ensureSuperuser(
   if (existing) {
     await store.db
       .updateTable("users_user")
-      .set({ password: hashPassword(password), is_superuser: true, is_staff: true, is_active: true })
+      .set({ password: await hashPassword(password), is_superuser: true, is_staff: true, is_active: true })
       .where("id", "=", existing.id)
       .execute();
     return { id: existing.id as string, created: false };
@@ -35,7 +36,7 @@ export async function ensureSuperuser(
     .values({
       id,
       username,
-      password: hashPassword(password),
+      password: await hashPassword(password),
       first_name: "",
       last_name: "",
       email: "",

@@ -12,10 +12,13 @@ export class AppError extends Error {
   readonly status: number;
   /** Response body override (field errors, bulk item list). */
   readonly body: unknown;
-  constructor(status: number, message: string, body?: unknown) {
+  /** Extra response headers (`Retry-After` of a 429). */
+  readonly headers: Record<string, string> | undefined;
+  constructor(status: number, message: string, body?: unknown, headers?: Record<string, string>) {
     super(message);
     this.status = status;
     this.body = body;
+    this.headers = headers;
   }
 }
 

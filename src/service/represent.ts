@@ -114,6 +114,7 @@ export async function nestedFor(
 }
 
 function renderScalar(fd: FieldDef, v: unknown): unknown {
+  if (fd.hashed) return null;
   switch (fd.kind) {
     case "str":
     case "text":

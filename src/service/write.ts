@@ -7,7 +7,7 @@
  * Change log rows (ObjectChange) are written set-wise when the transaction's changes are flushed
  * (`flushChanges`), so a request's rows and its change log commit or roll back together.
  */
-import { createHash, randomBytes, randomUUID, scryptSync } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { sql } from "kysely";
 import { ipKey, parseCidr } from "../net/ip.ts";
 import type { Model } from "../registry/index.ts";
@@ -23,9 +23,11 @@ import {
   ProtectedError,
   ValidationError,
 } from "./errors.ts";
+import { guardAccountDelete, guardAccountWrite } from "./escalation.ts";
 import { runHook } from "./hooks.ts";
 import { naturalKey, parseWrite } from "./input.ts";
 import { enqueueDeliveries, type LoggedChange, outboxSignal, QUEUED_KEY } from "./outbox.ts";
+import { hashPassword } from "./passwords.ts";
 import { permits } from "./permissions.ts";
 import { detailUrl, nestedFor, represent } from "./represent.ts";
 import {
@@ -59,12 +61,6 @@ function pending(ctx: Ctx): PendingChange[] {
     ctx.memo.set(pendingKey, p);
   }
   return p;
-}
-
-/** Hash a password (scrypt, Django-like `algorithm$salt$hash` text). */
-export function hashPassword(password: string): string {
-  const salt = randomBytes(16).toString("hex");
-  return `scrypt$${salt}$${scryptSync(password, salt, 32).toString("hex")}`;
 }
 
 /** SHA-256 hex of a token key (tokens are stored hashed). */
@@ -268,6 +264,7 @@ export async function createObject(
   if (!errors.has()) await runValidate(ctx, model, record, undefined, errors);
   await runServiceValidate(ctx, model, record, errors);
   errors.throwIfAny();
+  await guardAccountWrite(ctx, model, record, undefined, parsed.touched);
   const given = opts.keepId && body && typeof body === "object" ? (body as Row).id : undefined;
   const id = typeof given === "string" ? given : randomUUID();
   record.id = id;
@@ -286,7 +283,7 @@ export async function createObject(
     cols.created = storedTime();
   }
   if (model.key === "users.user" && typeof record.password === "string")
-    cols.password = hashPassword(record.password);
+    cols.password = await hashPassword(record.password);
   await ctx.db.insertInto(model.table).values(cols).execute();
   await writeRelations(ctx, model, id, record, parsed.touched, parsed.tags, true);
   if (model.afterWrite)
@@ -322,6 +319,13 @@ export async function updateObject(
   if (!errors.has()) await runValidate(ctx, model, record, before, errors);
   await runServiceValidate(ctx, model, record, errors);
   errors.throwIfAny();
+  await guardAccountWrite(
+    ctx,
+    model,
+    record,
+    { ...before, id, is_superuser: stored.is_superuser },
+    parsed.touched,
+  );
   const cols = await toColumns(ctx, model, record);
   if (model.changelog) cols.last_updated = storedTime();
   if (model.key === "users.token") {
@@ -332,7 +336,7 @@ export async function updateObject(
   }
   if (model.key === "users.user") {
     if (parsed.touched.has("password") && typeof record.password === "string")
-      cols.password = hashPassword(record.password);
+      cols.password = await hashPassword(record.password);
     else delete cols.password;
   }
   // Write only the columns whose value changes: every indexed column in SET costs an index update, and
@@ -374,6 +378,12 @@ export async function snapshots(
 /** Delete objects of a model (one or many) with on-delete rules. @throws ProtectedError (409) */
 export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Promise<void> {
   if (model.readOnly) throw new AppError(405, 'Method "DELETE" not allowed.');
+  if (ctx.grants && model.app === "users")
+    await guardAccountDelete(
+      ctx,
+      model,
+      await ctx.db.selectFrom(model.table).selectAll().where("id", "in", ids).execute(),
+    );
   // Collect the cascade set: model key → ids.
   const doomed = new Map<string, Set<string>>();
   const queue: Array<[Model, string[]]> = [[model, ids]];

@@ -8,7 +8,7 @@ const ALLOWED: Record<string, string[]> = {
   registry: ["registry", "net", "template"],
   template: ["template"],
   net: ["net"],
-  config: ["config"],
+  config: ["config", "net"],
   store: ["store", "registry", "net"],
   query: ["query", "registry", "store", "net"],
   service: ["service", "registry", "store", "query", "net"],

@@ -163,6 +163,7 @@ export const configContext = defineModel({
 export const webhook = defineModel({
   app: "extras",
   name: "webhook",
+  loginRequired: true,
   verbose: "webhook",
   path: "webhooks",
   changelog: true,
@@ -275,6 +276,7 @@ export const EVENTS = [
 export const webhookDelivery = defineModel({
   app: "extras",
   name: "webhookdelivery",
+  loginRequired: true,
   verbose: "webhook delivery",
   plural: "webhook deliveries",
   path: "webhook-deliveries",
@@ -316,6 +318,7 @@ export const webhookDelivery = defineModel({
 export const objectChange = defineModel({
   app: "extras",
   name: "objectchange",
+  loginRequired: true,
   verbose: "object change",
   path: "object-changes",
   readOnly: true,

@@ -7,6 +7,7 @@ import { defineModel, f, type ModelDef } from "../meta.ts";
 
 export const user = defineModel({
   app: "users",
+  loginRequired: true,
   name: "user",
   verbose: "user",
   path: "users",
@@ -37,6 +38,7 @@ export const user = defineModel({
 
 export const group = defineModel({
   app: "users",
+  loginRequired: true,
   name: "group",
   verbose: "group",
   path: "groups",
@@ -51,6 +53,7 @@ export const group = defineModel({
 
 export const token = defineModel({
   app: "users",
+  loginRequired: true,
   name: "token",
   verbose: "token",
   path: "tokens",
@@ -58,7 +61,7 @@ export const token = defineModel({
     user: f.fk("users.user", "CASCADE", { hidden: true, readOnly: true }),
     created: f.datetime({ readOnly: true, autoNow: true }),
     expires: f.datetime({ nullable: true }),
-    key: f.str(40, { min: 40, noFilter: true }),
+    key: f.str(40, { min: 40, noFilter: true, hashed: true }),
     key_suffix: f.str(6, { hidden: true, readOnly: true }),
     write_enabled: f.bool(true),
     description: f.description(),
@@ -74,6 +77,7 @@ export const ACTIONS = ["view", "add", "change", "delete"];
 
 export const objectPermission = defineModel({
   app: "users",
+  loginRequired: true,
   name: "objectpermission",
   verbose: "permission",
   path: "permissions",
