@@ -7,6 +7,7 @@
  * different parameters AND, repeated values of one parameter OR (rule 2), `tag` ANDs (rule 3), `__n`-style
  * lookups negate, unknown parameters are a 400 (STRICT_FILTERING).
  */
+
 import { type RawBuilder, sql } from "kysely";
 import { containsCidr, ipKey, parseCidr, parsePartialNetwork } from "../net/ip.ts";
 import type { Model, Registry } from "../registry/index.ts";
@@ -14,6 +15,7 @@ import type { FieldDef, FilterDef } from "../registry/meta.ts";
 import type { Db } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
 import type { Dialect } from "../store/dialect.ts";
+import { regexProblem } from "../store/regex.ts";
 import { CUSTOM_FILTERS } from "./custom-filters.ts";
 import { LOOKUPS, type LookupKind, lookupKindOf } from "./lookups.ts";
 
@@ -758,6 +760,18 @@ export async function compileFilters(
     if (!filter) {
       error(param, "Unknown filter field");
       continue;
+    }
+    // Same 400s on both engines (issue 12): PostgreSQL text cannot hold NUL, and patterns are RE2.
+    if (values.some((v) => v.includes("\u0000"))) {
+      error(param, "Null characters are not allowed.");
+      continue;
+    }
+    if (/__n?i?re$/.test(param)) {
+      const problem = values.map(regexProblem).find((x) => x !== undefined);
+      if (problem !== undefined) {
+        error(param, `Invalid regular expression: ${problem}`);
+        continue;
+      }
     }
     const c = await filter.apply(values, fenv);
     if (c) conds.push(c);

@@ -4,10 +4,10 @@
  * URLs: `sqlite:PATH` (also `sqlite::memory:`) or `postgres://user@host:port/db` (`postgresql://` too).
  * A `?schema=NAME` query parameter on a PostgreSQL URL sets the search path (used by tests).
  */
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type Transaction } from "kysely";
+import { CompiledQuery, Kysely, PostgresDialect, type Transaction } from "kysely";
 import pg from "pg";
 import { type Dialect, postgresDialect, sqliteDialect } from "./dialect.ts";
-import { NodeSqliteDatabase } from "./sqlite-driver.ts";
+import { NodeSqliteDatabase, NodeSqliteDialect } from "./sqlite-driver.ts";
 
 /** Any Kysely handle: the database or a transaction. */
 export type Db = Kysely<any> | Transaction<any>;
@@ -56,7 +56,7 @@ export async function openStore(url: string): Promise<Store> {
     } catch (e) {
       throw new StoreOpenError(`cannot open SQLite database ${path}: ${(e as Error).message}`);
     }
-    const db = new Kysely<any>({ dialect: new SqliteDialect({ database }) });
+    const db = new Kysely<any>({ dialect: new NodeSqliteDialect({ database }) });
     let local = 0;
     const version = database.db.prepare("PRAGMA data_version");
     return {
@@ -80,11 +80,18 @@ export async function openStore(url: string): Promise<Store> {
     }
     const schema = parsed.searchParams.get("schema");
     parsed.searchParams.delete("schema");
+    // Every statement of the pool has a time budget (issue 12): INVENTORY_STATEMENT_TIMEOUT seconds
+    // (default 30, 0 = none); PostgreSQL cancels it (57014), answered 503 by the HTTP layer.
+    const timeoutMs = Math.max(0, Number(process.env.INVENTORY_STATEMENT_TIMEOUT ?? 30) * 1000) || 0;
+    const options = [
+      ...(schema ? [`-c search_path=${schema}`] : []),
+      ...(timeoutMs ? [`-c statement_timeout=${Math.round(timeoutMs)}`] : []),
+    ].join(" ");
     const pool = new pg.Pool({
       connectionString: parsed.toString(),
       max: Number(process.env.INVENTORY_PG_POOL ?? 10),
       connectionTimeoutMillis: 5000,
-      ...(schema ? { options: `-c search_path=${schema}` } : {}),
+      ...(options ? { options } : {}),
     });
     pool.on("error", () => {
       // idle client errors are reported on the next query

@@ -3,9 +3,54 @@
  * expects. Adds a prepared-statement cache and binds booleans as 0/1 (node:sqlite rejects booleans).
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-import type { SqliteDatabase, SqliteStatement } from "kysely";
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  type SqliteDatabase,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+  type SqliteStatement,
+} from "kysely";
+import { DatabaseUnavailableError, StatementTimeoutError } from "./errors.ts";
+import { regexTest } from "./regex.ts";
 
 const CACHE_SIZE = 500;
+
+/**
+ * Statement time budget on SQLite (issue 12). node:sqlite has no progress handler, so the budget is
+ * enforced where a statement can spend unbounded time per row: our SQL functions (`regexp`, `ulower`)
+ * check the deadline of the statement running on this thread and abort it past its budget, which
+ * surfaces as StatementTimeoutError. Statements run one at a time (synchronously), so one deadline holds.
+ */
+let deadline = Number.POSITIVE_INFINITY;
+let budgetMs = 0;
+const DEADLINE_MARK = "inventory: statement deadline passed";
+
+/** Set the per-statement budget in milliseconds (0 = none); `INVENTORY_STATEMENT_TIMEOUT` seconds by default. */
+export function setStatementBudget(ms: number): void {
+  budgetMs = ms;
+}
+setStatementBudget(Number(process.env.INVENTORY_STATEMENT_TIMEOUT ?? 30) * 1000);
+
+function checkDeadline(): void {
+  if (Date.now() > deadline) throw new Error(DEADLINE_MARK);
+}
+
+/** Run one synchronous statement step under the budget; a deadline abort becomes StatementTimeoutError. */
+function timed<T>(run: () => T): T {
+  deadline = budgetMs > 0 ? Date.now() + budgetMs : Number.POSITIVE_INFINITY;
+  try {
+    return run();
+  } catch (e) {
+    if (String((e as Error).message).includes(DEADLINE_MARK))
+      throw new StatementTimeoutError(budgetMs / 1000, { cause: e });
+    throw e;
+  } finally {
+    deadline = Number.POSITIVE_INFINITY;
+  }
+}
 
 function bind(params: ReadonlyArray<unknown>): any[] {
   return params.map((p) => (p === true ? 1 : p === false ? 0 : p === undefined ? null : p));
@@ -19,10 +64,10 @@ class Statement implements SqliteStatement {
     this.reader = stmt.columns().length > 0;
   }
   all(parameters: ReadonlyArray<unknown>): unknown[] {
-    return this.stmt.all(...bind(parameters));
+    return timed(() => this.stmt.all(...bind(parameters)));
   }
   run(parameters: ReadonlyArray<unknown>) {
-    const r = this.stmt.run(...bind(parameters));
+    const r = timed(() => this.stmt.run(...bind(parameters)));
     return { changes: r.changes, lastInsertRowid: r.lastInsertRowid };
   }
   iterate(parameters: ReadonlyArray<unknown>): IterableIterator<unknown> {
@@ -40,32 +85,27 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     this.db = new DatabaseSync(path);
     this.db.exec("PRAGMA journal_mode = WAL");
     this.db.exec("PRAGMA synchronous = NORMAL");
-    this.db.exec("PRAGMA busy_timeout = 5000");
+    // A short synchronous wait only: waiting for the write lock happens asynchronously in
+    // beginTransaction (issue 12: one process's long write must not freeze another's event loop).
+    this.db.exec(`PRAGMA busy_timeout = ${SYNC_BUSY_MS}`);
     this.db.exec("PRAGMA cache_size = -65536");
     this.db.exec("PRAGMA temp_store = MEMORY");
-    this.db.function("ulower", { deterministic: true }, (value) =>
-      value === null || value === undefined ? null : String(value).toLowerCase(),
-    );
+    this.db.function("ulower", { deterministic: true }, (value) => {
+      checkDeadline();
+      return value === null || value === undefined ? null : String(value).toLowerCase();
+    });
+    // RE2 (linear time): a pattern cannot make a statement backtrack (issue 12).
     this.db.function("regexp", { deterministic: true }, (pattern, value) => {
+      checkDeadline();
       if (value === null || value === undefined) return 0;
       let p = String(pattern);
-      let flags = "u";
-      if (p.startsWith("(?i)")) {
-        p = p.slice(4);
-        flags = "iu";
-      }
-      try {
-        return new RegExp(p, flags).test(String(value)) ? 1 : 0;
-      } catch {
-        return 0;
-      }
+      const ci = p.startsWith("(?i)");
+      if (ci) p = p.slice(4);
+      return regexTest(p, String(value), ci) ? 1 : 0;
     });
   }
 
   prepare(sqlText: string): SqliteStatement {
-    // Write transactions take the write lock up front, so a transaction that reads before it writes
-    // never fails with SQLITE_BUSY when another process (a webhook worker) committed meanwhile.
-    if (sqlText === "begin") sqlText = "begin immediate";
     let s = this.cache.get(sqlText);
     if (!s) {
       s = new Statement(this.db.prepare(sqlText));
@@ -81,5 +121,68 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   close(): void {
     this.cache.clear();
     this.db.close();
+  }
+}
+
+/** Milliseconds a statement may wait synchronously for a lock (outside BEGIN IMMEDIATE). */
+const SYNC_BUSY_MS = 100;
+
+/**
+ * How long a write transaction waits for the write lock held by another process before it gives up with
+ * DatabaseUnavailableError (503): `INVENTORY_SQLITE_LOCK_WAIT` seconds, default 10.
+ */
+let lockWaitMs = Math.max(0, Number(process.env.INVENTORY_SQLITE_LOCK_WAIT ?? 10) * 1000);
+
+/** Set how long write transactions wait for the write lock (milliseconds). */
+export function setLockWait(ms: number): void {
+  lockWaitMs = ms;
+}
+
+const isBusy = (e: unknown) => /SQLITE_BUSY|database is locked/i.test(String((e as Error)?.message ?? e));
+
+/**
+ * Kysely's SQLite driver with write transactions that take the write lock up front (`BEGIN IMMEDIATE`, so a
+ * transaction that reads before it writes never fails when another process committed meanwhile) and wait
+ * for it asynchronously: the BEGIN is tried without a busy timeout and retried after short, jittered,
+ * growing sleeps, so the event loop keeps serving while another process holds the lock.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  private readonly database: NodeSqliteDatabase;
+  constructor(config: SqliteDialectConfig & { database: NodeSqliteDatabase }) {
+    super(config);
+    this.database = config.database;
+  }
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    const end = Date.now() + lockWaitMs;
+    this.database.db.exec("PRAGMA busy_timeout = 0");
+    try {
+      for (let delay = 2; ; delay = Math.min(delay * 2, 100)) {
+        try {
+          await connection.executeQuery(CompiledQuery.raw("begin immediate"));
+          return;
+        } catch (e) {
+          if (!isBusy(e)) throw e;
+          if (Date.now() >= end)
+            throw new DatabaseUnavailableError("The database is busy with another process's write.", 2, {
+              cause: e,
+            });
+          await new Promise((r) => setTimeout(r, delay * (0.5 + Math.random())));
+        }
+      }
+    } finally {
+      this.database.db.exec(`PRAGMA busy_timeout = ${SYNC_BUSY_MS}`);
+    }
+  }
+}
+
+/** Kysely dialect over a NodeSqliteDatabase with ImmediateSqliteDriver. */
+export class NodeSqliteDialect extends SqliteDialect {
+  private readonly config: SqliteDialectConfig & { database: NodeSqliteDatabase };
+  constructor(config: SqliteDialectConfig & { database: NodeSqliteDatabase }) {
+    super(config);
+    this.config = config;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.config);
   }
 }

@@ -1,0 +1,173 @@
+/**
+ * Issue 12, statements that could hang: regular expressions are RE2 (linear time) and checked (400 naming
+ * the parameter), NUL bytes in filters are 400s, every statement has a time budget (503), and on SQLite a
+ * write waiting for another process's write lock does not block the event loop.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { after, before, describe, it } from "node:test";
+import { configFromEnv } from "../../src/config.ts";
+import { buildApp } from "../../src/http/app.ts";
+import { registry } from "../../src/registry/index.ts";
+import { openStore } from "../../src/store/db.ts";
+import { setLockWait, setStatementBudget } from "../../src/store/sqlite-driver.ts";
+import { ENGINE, startServer, type TestServer } from "../helpers/server.ts";
+
+describe("hostile filters", () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startServer();
+    const body = [
+      ...Array.from({ length: 20 }, (_, i) => ({
+        name: `${"a".repeat(90)}${i}`,
+        description: "a".repeat(190),
+      })),
+      { name: "Alpha-1" },
+      { name: "beta-2" },
+    ];
+    assert.equal((await s.api("/api/tenancy/tenants/", { method: "POST", body })).status, 201);
+  });
+  after(async () => {
+    await s.close();
+  });
+
+  it("a backtracking pattern answers within a second and the server keeps serving", async () => {
+    const t0 = performance.now();
+    const pending = s.api(`/api/tenancy/tenants/?name__re=${encodeURIComponent("^(.*.*)*!$")}`);
+    const health = await fetch(`${s.url}/health`);
+    assert.equal(health.status, 200);
+    const r = await pending;
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.count, 0);
+    const r2 = await s.api(`/api/tenancy/tenants/?description__re=${encodeURIComponent("(a+)+$")}`);
+    assert.equal(r2.body.count, 20);
+    assert.ok(performance.now() - t0 < 1000, `took ${performance.now() - t0} ms`);
+  });
+
+  it("__re, __nre, __ire and __nire still match", async () => {
+    const names = async (param: string, pattern: string) =>
+      (
+        (await s.api(`/api/tenancy/tenants/?${param}=${encodeURIComponent(pattern)}&limit=100`)).body
+          .results as any[]
+      ).map((t) => t.name);
+    assert.deepEqual(await names("name__re", "^[A-Z][a-z]+-\\d$"), ["Alpha-1"]);
+    assert.deepEqual(await names("name__ire", "^ALPHA"), ["Alpha-1"]);
+    assert.deepEqual(await names("name__ire", "^(alpha|BETA)"), ["Alpha-1", "beta-2"]);
+    assert.equal((await names("name__nre", "^a")).length, 2);
+    assert.deepEqual(await names("name__nire", "^(A|B)"), []);
+  });
+
+  it("invalid patterns and NUL bytes are 400s naming the parameter, the same on both engines", async () => {
+    for (const [q, param] of [
+      ["name__re=(", "name__re"],
+      ["name__ire=[z-a]", "name__ire"],
+      ["description__nre=a{2,1}", "description__nre"],
+      ["name=a%00b", "name"],
+      ["q=%00", "q"],
+      ["name__ic=%00", "name__ic"],
+      ["created__gte=%00", "created__gte"],
+    ] as const) {
+      const r = await s.api(`/api/tenancy/tenants/?${q}`);
+      assert.equal(r.status, 400, `${q}: ${JSON.stringify(r.body)}`);
+      assert.ok(Array.isArray(r.body[param]), `${q}: ${JSON.stringify(r.body)}`);
+    }
+  });
+
+  it("a statement past its budget is cancelled: 503 with Retry-After", async () => {
+    // Long values make the regex and case-folding functions do real work per row.
+    const big = Array.from({ length: 300 }, (_, i) => ({ name: `big-${i}`, comments: "x".repeat(20000) }));
+    for (let i = 0; i < big.length; i += 100)
+      assert.equal(
+        (await s.api("/api/tenancy/tenants/", { method: "POST", body: big.slice(i, i + 100) })).status,
+        201,
+      );
+    const slow = `/api/tenancy/tenants/?comments__ire=${encodeURIComponent("y$")}&comments__ic=zz`;
+    if (ENGINE === "sqlite") {
+      setStatementBudget(1);
+      try {
+        const r = await s.api(slow);
+        assert.equal(r.status, 503, JSON.stringify(r.body));
+        assert.ok(Number(r.headers.get("retry-after")) > 0);
+      } finally {
+        setStatementBudget(30_000);
+      }
+    } else {
+      // A second app on the same schema whose pool has a 1 ms statement_timeout.
+      process.env.INVENTORY_STATEMENT_TIMEOUT = "0.001";
+      const store = await openStore(s.databaseUrl);
+      delete process.env.INVENTORY_STATEMENT_TIMEOUT;
+      const app = await buildApp({ store, reg: registry(), config: configFromEnv({}), logger: false });
+      try {
+        const r = await app.inject({ url: slow, headers: { authorization: `Token ${s.token}` } });
+        assert.equal(r.statusCode, 503, r.body);
+        assert.ok(Number(r.headers["retry-after"]) > 0);
+      } finally {
+        await app.close();
+        await store.close();
+      }
+    }
+    assert.equal((await s.api("/api/tenancy/tenants/?limit=1")).status, 200, "the server keeps serving");
+  });
+});
+
+describe("SQLite: another process holding the write lock", {
+  skip: ENGINE !== "sqlite" && "SQLite only",
+}, () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startServer();
+  });
+  after(async () => {
+    await s.close();
+  });
+
+  /** A child process that holds the write lock of the server's database file for `ms`. */
+  const holdLock = async (ms: number) => {
+    const file = s.databaseUrl.slice("sqlite:".length);
+    const child = spawn(
+      process.execPath,
+      [
+        "-e",
+        `const {DatabaseSync}=require("node:sqlite");const db=new DatabaseSync(${JSON.stringify(file)},{timeout:5000});` +
+          `db.exec("BEGIN IMMEDIATE");db.exec("INSERT INTO inventory_meta (key, value) VALUES ('lock-holder', 'x') ON CONFLICT (key) DO NOTHING");` +
+          `process.stdout.write("locked\\n");setTimeout(()=>{db.exec("ROLLBACK");process.exit(0)},${ms});`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    await new Promise<void>((resolve) => child.stdout!.once("data", () => resolve()));
+    return { exited };
+  };
+
+  it("a waiting write does not block the event loop, and succeeds once the lock is released", async () => {
+    const lock = await holdLock(1500);
+    const t0 = performance.now();
+    const write = s.api("/api/tenancy/tenants/", { method: "POST", body: { name: "waited" } });
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const h0 = performance.now();
+      await (await fetch(`${s.url}/health`)).arrayBuffer();
+      times.push(performance.now() - h0);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(Math.max(...times) < 200, `health took up to ${Math.max(...times)} ms while the write waited`);
+    const r = await write;
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.ok(performance.now() - t0 > 1000, "the write waited for the lock");
+    assert.equal(await lock.exited, 0);
+  });
+
+  it("a write that cannot get the lock within its budget is a 503 and writes nothing", async () => {
+    setLockWait(400);
+    try {
+      const lock = await holdLock(1500);
+      const r = await s.api("/api/tenancy/tenants/", { method: "POST", body: { name: "not-written" } });
+      assert.equal(r.status, 503, JSON.stringify(r.body));
+      assert.ok(Number(r.headers.get("retry-after")) > 0);
+      assert.equal(await lock.exited, 0);
+    } finally {
+      setLockWait(10_000);
+    }
+    assert.equal((await s.api("/api/tenancy/tenants/?name=not-written")).body.count, 0);
+  });
+});
