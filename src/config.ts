@@ -28,6 +28,12 @@ export interface Config {
   webhookTargets: TargetPolicy;
   /** Failed Basic-auth logins allowed per IP and per username in a window (issue 12; http/login-limit.ts). */
   loginLimits: LoginLimits;
+  /** Items one bulk request (POST/PUT/PATCH/DELETE of a list) may carry (issue 12; default 1000). */
+  maxBulk: number;
+  /** Largest request body in bytes (default 16 MiB; 413 beyond). */
+  bodyLimit: number;
+  /** Milliseconds a request may take to arrive whole (default 60 s). */
+  requestTimeoutMs: number;
 }
 
 const bool = (v: string | undefined, d: boolean) =>
@@ -50,6 +56,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     webhookMaxAttempts: Math.max(1, int(env.INVENTORY_WEBHOOK_MAX_ATTEMPTS, 5)),
     webhookTargets: targetPolicyFromEnv(env),
     loginLimits: loginLimitsFromEnv(env),
+    maxBulk: Math.max(1, int(env.INVENTORY_MAX_BULK, 1000)),
+    bodyLimit: Math.max(1024, int(env.INVENTORY_BODY_LIMIT, 16 * 1024 * 1024)),
+    requestTimeoutMs: Math.max(1, int(env.INVENTORY_REQUEST_TIMEOUT, 60)) * 1000,
   };
 }
 

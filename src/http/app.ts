@@ -33,6 +33,7 @@ import {
 import type { Store } from "../store/db.ts";
 import { type Auth, authenticate, clearTokenCache } from "./auth.ts";
 import { renderHtml, wantsHtml } from "./browsable.ts";
+import { registerRequestDeadline } from "./deadline.ts";
 import { mapError } from "./errors.ts";
 import { LoginLimiter } from "./login-limit.ts";
 import { openapiDocument } from "./openapi.ts";
@@ -81,11 +82,35 @@ function queryParams(url: string, req?: object): Map<string, string[]> {
   return out;
 }
 
-/** DRF `int()` semantics for limit/offset: surrounding spaces and `+` allowed, else undefined. */
+/**
+ * DRF `int()` semantics for limit/offset: surrounding spaces and `+` allowed, else undefined. Values beyond
+ * 2^53 are clamped so they never reach SQL as an out-of-range integer (issue 12: `offset=2^63` was a 500).
+ */
 function intParam(v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
   const t = v.trim();
-  return /^[+-]?\d+$/.test(t) ? Number(t) : undefined;
+  return /^[+-]?\d+$/.test(t) ? Math.min(Number(t), Number.MAX_SAFE_INTEGER) : undefined;
+}
+
+/**
+ * Rows a list page returns at most even when the maximum page size is disabled
+ * (`INVENTORY_MAX_PAGE_SIZE=0`): `limit=0` then pages through everything in pages of this size, with `next`.
+ */
+export const HARD_PAGE_CEILING = 10_000;
+
+/** Deepest JSON nesting a request body may have (issue 12: 5,000 levels were a 500). */
+const MAX_JSON_DEPTH = 64;
+
+/** Whether parsed JSON nests deeper than `max` levels (iterative, so it cannot overflow the stack itself). */
+function tooDeep(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (!v || typeof v !== "object") continue;
+    if (d > max) return true;
+    for (const x of Array.isArray(v) ? v : Object.values(v)) stack.push([x, d + 1]);
+  }
+  return false;
 }
 
 /** Build the Fastify app. Call `listen` on it to serve. */
@@ -95,10 +120,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(deps.logger ? { loggerInstance: deps.logger } : {}),
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: config.trustProxy,
-    bodyLimit: 64 * 1024 * 1024,
+    bodyLimit: config.bodyLimit,
   }) as unknown as FastifyInstance;
 
   await registerSecurityHeaders(app);
+  registerRequestDeadline(app, config.requestTimeoutMs);
   const loginLimiter = new LoginLimiter(config.loginLimits);
   const settings = {
     enforceGlobalUnique: config.enforceGlobalUnique,
@@ -127,7 +153,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return;
     }
     try {
-      done(null, JSON.parse(text));
+      const parsed = JSON.parse(text);
+      if (tooDeep(parsed, MAX_JSON_DEPTH)) {
+        done(new AppError(400, `JSON parse error - nesting deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+        return;
+      }
+      done(null, parsed);
     } catch (e) {
       done(new AppError(400, `JSON parse error - ${(e as Error).message}`), undefined);
     }
@@ -472,10 +503,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (method === "GET" || method === "HEAD") {
       const { params, ignore } = listParams(req, model);
       const limitRaw = intParam(params.get("limit")?.[0]);
-      let limit: number | undefined = config.paginateCount;
-      if (limitRaw !== undefined && limitRaw > 0)
-        limit = config.maxPageSize ? Math.min(limitRaw, config.maxPageSize) : limitRaw;
-      else if (limitRaw === 0) limit = config.maxPageSize ? config.maxPageSize : undefined;
+      const maxPage = config.maxPageSize
+        ? Math.min(config.maxPageSize, HARD_PAGE_CEILING)
+        : HARD_PAGE_CEILING;
+      let limit: number = config.paginateCount;
+      if (limitRaw !== undefined && limitRaw > 0) limit = Math.min(limitRaw, maxPage);
+      else if (limitRaw === 0) limit = maxPage;
       const offsetRaw = intParam(params.get("offset")?.[0]);
       const offset = offsetRaw !== undefined && offsetRaw > 0 ? offsetRaw : 0;
       const { count, rows } = await listRows(ctx, model, {
@@ -518,6 +551,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (method === "POST") {
       const body = req.body;
       if (Array.isArray(body)) {
+        checkBulkSize(body, config.maxBulk);
         const ids = await inTransaction(ctx, (t) => createMany(t, model, body));
         return send(req, reply, 201, await renderIds(ctx, model, ids));
       }
@@ -536,18 +570,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return send(req, reply, 201, obj);
     }
     if (method === "PUT" || method === "PATCH" || method === "DELETE") {
-      const items = bulkItems(req.body);
+      const items = bulkItems(req.body, config.maxBulk);
       const owner = ownerOf(req, model);
       /** The listed objects this user may act on; any other id is a 400 naming it (issue 5). */
       const select = async (t: Ctx): Promise<Set<string>> => {
-        const { rows } = await listRows(t, model, {
-          params: new Map([["id", items.map((i) => i.id)]]),
-          limit: undefined,
-          offset: 0,
-          action: method === "DELETE" ? "delete" : "change",
-          ...(owner ? { ownerColumn: owner } : {}),
-        });
-        const found = new Set(rows.map((r) => r.id as string));
+        // In slices of 500 ids, so no statement exceeds the engines' bind-variable limits.
+        const found = new Set<string>();
+        const ids = items.map((i) => i.id);
+        for (let at = 0; at < ids.length; at += 500) {
+          const { rows } = await listRows(t, model, {
+            params: new Map([["id", ids.slice(at, at + 500)]]),
+            limit: undefined,
+            offset: 0,
+            action: method === "DELETE" ? "delete" : "change",
+            ...(owner ? { ownerColumn: owner } : {}),
+          });
+          for (const r of rows) found.add(r.id as string);
+        }
         if (items.some((i) => !found.has(i.id))) {
           throw new ValidationError(
             items.map((i) => (found.has(i.id) ? {} : { id: [`Object with id ${i.id} does not exist.`] })),
@@ -585,7 +624,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const ctx = ctxFor(req);
     needForMethod(req, model);
     const rawId = (req.params as { id: string }).id;
-    const id = normalizeUuid(rawId) ?? (model.key === "extras.contenttype" ? rawId : undefined);
+    const id =
+      normalizeUuid(rawId) ??
+      (model.key === "extras.contenttype" && !rawId.includes("\u0000") ? rawId : undefined);
     if (!id) throw new NotFoundError();
     const owner = ownerOf(req, model);
     const method = req.method;
@@ -619,8 +660,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   return app;
 }
 
+/** Refuse a bulk body of more than `max` items (issue 12), before any work is done. */
+function checkBulkSize(items: unknown[], max: number): void {
+  if (items.length > max)
+    throw new ValidationError({
+      non_field_errors: [
+        `Too many items in one request: ${items.length} (the maximum is ${max}; INVENTORY_MAX_BULK).`,
+      ],
+    });
+}
+
 /** Validate a bulk update/delete body: a list of objects each with a UUID `id` (BulkOperationSerializer). */
-function bulkItems(body: unknown): Array<{ id: string; raw: Record<string, unknown> }> {
+function bulkItems(body: unknown, maxBulk: number): Array<{ id: string; raw: Record<string, unknown> }> {
+  if (Array.isArray(body)) checkBulkSize(body, maxBulk);
   if (!Array.isArray(body)) {
     throw new ValidationError({
       non_field_errors: [

@@ -103,6 +103,13 @@ function coerce(kind: LookupKind, fd: FieldDef, param: string, v: string, env: F
         env.error(param, "Enter a whole number.");
         return undefined;
       }
+      if (Math.abs(Number(v)) > Number.MAX_SAFE_INTEGER) {
+        env.error(
+          param,
+          `Ensure this value is between -${Number.MAX_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}.`,
+        );
+        return undefined;
+      }
       return Number(v);
     }
     case "bool":
@@ -188,7 +195,18 @@ async function resolveIds(
     else keys.push(v);
   }
   if (keys.length) {
-    const rows = await env.db.selectFrom(target.table).select(["id", key]).where(key, "in", keys).execute();
+    // A natural key of integers (VLAN vid): anything else can match nothing, and must not reach SQL.
+    const intKey = target.fields[key]?.kind === "int";
+    const bad = intKey ? keys.find((k) => !/^[+-]?\d{1,15}$/.test(k.trim())) : undefined;
+    if (bad !== undefined) {
+      env.error(param, `Select a valid choice. ${bad} is not one of the available choices.`);
+      return undefined;
+    }
+    const rows = await env.db
+      .selectFrom(target.table)
+      .select(["id", key])
+      .where(key, "in", intKey ? keys.map(Number) : keys)
+      .execute();
     const found = new Set(rows.map((r) => String(r[key])));
     for (const k of keys) {
       if (!found.has(k)) {
@@ -357,7 +375,7 @@ function ipFilter(def: FilterDef): Filter {
       const conds: Cond[] = [];
       for (const v of values) {
         if (def.op === "mask_length") {
-          if (!/^\d+$/.test(v)) {
+          if (!/^\d{1,3}$/.test(v)) {
             env.error(String(def.param), "Enter a whole number.");
             return undefined;
           }

@@ -147,6 +147,8 @@ export class Registry {
       }
       const model: Model = {
         ...def,
+        // No prototype: a client's attribute name ("constructor", "__proto__") is never a field (issue 12).
+        fields: Object.assign(Object.create(null) as ModelDef["fields"], def.fields),
         key,
         table: def.table ?? `${def.app}_${def.name}`,
         fieldList,

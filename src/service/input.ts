@@ -86,7 +86,7 @@ export async function resolveRef(
         continue;
       }
       if (fd.kind === "status") {
-        const st = (await statusesFor(ctx, target.key)).get(String(v).toLowerCase());
+        const st = (await statusesFor(ctx, target.key)).get(show(v).toLowerCase());
         q = q.where("status_id", "=", st?.id ?? "__none__");
         continue;
       }
@@ -123,6 +123,11 @@ export async function resolveRef(
   return u;
 }
 
+/** A client value as text for messages and lookups: strings as they are, anything else as JSON (never `toString`). */
+function show(v: unknown): string {
+  return typeof v === "string" ? v : (JSON.stringify(v) ?? String(v));
+}
+
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const URL_RE = /^(https?|ftp):\/\/[^\s/$.?#].[^\s]*$/i;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -156,8 +161,9 @@ async function parseValue(
         errors.add(name, "Not a valid string.");
         return undefined;
       }
-      const s = String(v);
-      if (s.trim() === "" && (fd.required || fd.kind === "slug")) {
+      // DRF CharField trim_whitespace (credentials, write-only, are kept as typed).
+      const s = fd.writeOnly ? String(v) : String(v).trim();
+      if (s === "" && (fd.required || fd.kind === "slug")) {
         errors.add(name, "This field may not be blank.");
         return undefined;
       }
@@ -300,6 +306,10 @@ async function parseValue(
       let val: unknown = v;
       if (typeof val === "string" && /^-?\d+$/.test(val) && fd.int) val = Number(val);
       if (val === "") {
+        if (fd.int) {
+          errors.add(name, '"" is not a valid choice.');
+          return undefined;
+        }
         if (fd.required) {
           errors.add(name, "This field may not be blank.");
           return undefined;
@@ -308,7 +318,7 @@ async function parseValue(
       }
       const c = fd.choices.find(([cv]) => cv === val || String(cv) === String(val));
       if (!c) {
-        errors.add(name, `${String(v)} is not a valid choice.`);
+        errors.add(name, `${show(v)} is not a valid choice.`);
         return undefined;
       }
       return c[0];
@@ -323,10 +333,11 @@ async function parseValue(
     }
     case "ip": {
       try {
+        if (typeof v !== "string") throw new Error("not a string");
         const c = parseCidr(v);
         return fd.mode === "network" ? networkText(c) : hostText(c);
       } catch (e) {
-        errors.add(name, e instanceof IpParseError ? e.message : `Invalid IP address format: ${String(v)}`);
+        errors.add(name, e instanceof IpParseError ? e.message : `Invalid IP address format: ${show(v)}`);
         return undefined;
       }
     }
@@ -456,7 +467,7 @@ function validateCustomValue(
     case "select":
       return def.choices.includes(v as string)
         ? undefined
-        : `Invalid choice (${String(v)}). Available choices are: ${def.choices.join(", ")}`;
+        : `Invalid choice (${show(v)}). Available choices are: ${def.choices.join(", ")}`;
     case "multi-select":
       if (!Array.isArray(v)) return "Value must be a list.";
       for (const x of v)
@@ -466,6 +477,23 @@ function validateCustomValue(
     default:
       return undefined;
   }
+}
+
+/** Whether a JSON value holds a NUL character in any string or key (iterative; depth is bounded at parse). */
+function hasNul(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === "string") {
+      if (v.includes("\u0000")) return true;
+    } else if (Array.isArray(v)) stack.push(...v);
+    else if (v && typeof v === "object")
+      for (const [k, x] of Object.entries(v)) {
+        if (k.includes("\u0000")) return true;
+        stack.push(x);
+      }
+  }
+  return false;
 }
 
 /**
@@ -496,6 +524,11 @@ export async function parseWrite(
     return { record, touched, tags, errors };
   }
   const input = body as Record<string, unknown>;
+  // PostgreSQL text cannot hold NUL: refused on every field, nested values included, on both engines.
+  for (const [name, value] of Object.entries(input)) {
+    if (hasNul(value)) errors.add(name, "Null characters are not allowed.");
+  }
+  if (errors.has()) return { record, touched, tags, errors };
   for (const [name, fd] of model.fieldList) {
     if (fd.readOnly || fd.kind === "count" || fd.kind === "computed") {
       if (!before)

@@ -379,11 +379,7 @@ export async function snapshots(
 export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Promise<void> {
   if (model.readOnly) throw new AppError(405, 'Method "DELETE" not allowed.');
   if (ctx.grants && model.app === "users")
-    await guardAccountDelete(
-      ctx,
-      model,
-      await ctx.db.selectFrom(model.table).selectAll().where("id", "in", ids).execute(),
-    );
+    await guardAccountDelete(ctx, model, await rowsWhereIn(ctx, model, "id", ids));
   // Collect the cascade set: model key → ids.
   const doomed = new Map<string, Set<string>>();
   const queue: Array<[Model, string[]]> = [[model, ids]];
