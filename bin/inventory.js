@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Entry point of the `inventory` command. The service needs Node >= 24 (node:sqlite, TypeScript type
 // stripping); when started by an older system Node, re-run with the Node 24 pinned in devDependencies.
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,11 +14,24 @@ if (major < 24) {
     console.error("inventory: Node >= 24 is required; run `npm install` to get the pinned Node 24.");
     process.exit(2);
   }
-  const r = spawnSync(pinned, [join(here, "inventory.js"), ...process.argv.slice(2)], { stdio: "inherit" });
-  process.exit(r.status ?? 1);
+  // Forward termination signals to the real process and leave with its exit code (or its signal), so a
+  // service manager stopping the wrapper stops the server too (issue 12).
+  const child = spawn(pinned, [join(here, "inventory.js"), ...process.argv.slice(2)], { stdio: "inherit" });
+  for (const sig of ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"]) process.on(sig, () => child.kill(sig));
+  child.on("exit", (code, signal) => {
+    if (signal) {
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    } else process.exit(code ?? 1);
+  });
+  child.on("error", (e) => {
+    console.error(`inventory: cannot start Node 24: ${e.message}`);
+    process.exit(2);
+  });
+} else {
+  process.removeAllListeners("warning");
+  process.on("warning", (w) => {
+    if (w.name !== "ExperimentalWarning") console.error(w);
+  });
+  await import("../src/main.ts");
 }
-process.removeAllListeners("warning");
-process.on("warning", (w) => {
-  if (w.name !== "ExperimentalWarning") console.error(w);
-});
-await import("../src/main.ts");

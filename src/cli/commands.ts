@@ -105,6 +105,13 @@ export async function runServe(
       ? undefined
       : new WebhookWorker(store, workerSettingsFromEnv(process.env, VERSION), logger);
   worker?.start();
+  // Signal handlers before the announcement: a SIGTERM right after "listening" is a clean shutdown.
+  closeWithGrace({ delay: 10000 }, async ({ err }) => {
+    if (err) logger.error({ err }, "shutting down after error");
+    await app.close();
+    await worker?.stop();
+    await store.close();
+  });
   const where = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`;
   process.stdout.write(
     `inventory listening on ${where}/api/ (database ${config.databaseUrl.replace(/\/\/[^@]*@/, "//")})\n`,
@@ -116,12 +123,6 @@ export async function runServe(
       "get a token: npx inventory createsuperuser --username admin --password admin && npx inventory token create --username admin\n",
     );
   }
-  closeWithGrace({ delay: 10000 }, async ({ err }) => {
-    if (err) logger.error({ err }, "shutting down after error");
-    await app.close();
-    await worker?.stop();
-    await store.close();
-  });
 }
 
 /** `inventory worker`: deliver webhooks from the outbox until SIGINT/SIGTERM. */

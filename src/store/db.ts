@@ -93,8 +93,16 @@ export async function openStore(url: string): Promise<Store> {
       connectionTimeoutMillis: 5000,
       ...(options ? { options } : {}),
     });
+    // A connection lost while checked out (PostgreSQL restarting) emits 'error' on its client: without a
+    // listener that is an uncaught exception that ends the process (issue 12). Mark the client broken so it
+    // is destroyed, not reused, when released; the request sees the error and answers 503.
     pool.on("error", () => {
-      // idle client errors are reported on the next query
+      // idle client errors: pg-pool drops the client; the next query opens a new one
+    });
+    pool.on("connect", (client) => {
+      client.on("error", () => {
+        broken.add(client);
+      });
     });
     try {
       const client = await pool.connect();
@@ -104,7 +112,18 @@ export async function openStore(url: string): Promise<Store> {
       await pool.end().catch(() => {});
       throw new StoreOpenError(`cannot connect to PostgreSQL at ${parsed.host}: ${(e as Error).message}`);
     }
-    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+    const broken = new WeakSet<pg.PoolClient>();
+    /** The pool as Kysely sees it: a released client that lost its connection is destroyed. */
+    const guarded = {
+      async connect() {
+        const client = await pool.connect();
+        const release = client.release.bind(client);
+        client.release = (err?: Error | boolean) => release(err ?? (broken.has(client) ? true : undefined));
+        return client;
+      },
+      end: () => pool.end(),
+    };
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: guarded as unknown as pg.Pool }) });
     const clientConfig = {
       connectionString: parsed.toString(),
       connectionTimeoutMillis: 5000,
@@ -118,17 +137,47 @@ export async function openStore(url: string): Promise<Store> {
       dataToken: () => undefined,
       committed: () => {},
       async listen(channel, onEvent) {
-        const client = new pg.Client(clientConfig);
-        client.on("error", () => {
-          // a lost LISTEN connection only slows wake-ups down to polling
-        });
-        client.on("notification", (n) => {
-          if (n.channel === channel) onEvent();
-        });
-        await client.connect();
-        await client.query(`LISTEN "${channel.replace(/"/g, "")}"`);
+        // A dedicated connection; when it is lost (database restart) it is re-opened with backoff and the
+        // caller is woken once, since notifications sent meanwhile are gone (issue 12).
+        let stopped = false;
+        let client: pg.Client | undefined;
+        let retry: NodeJS.Timeout | undefined;
+        const open = async (): Promise<void> => {
+          const c = new pg.Client(clientConfig);
+          c.on("notification", (n) => {
+            if (n.channel === channel) onEvent();
+          });
+          const lost = () => {
+            if (client !== c || stopped) return;
+            client = undefined;
+            c.end().catch(() => {});
+            schedule(500);
+          };
+          c.on("error", lost);
+          c.on("end", lost);
+          client = c;
+          await c.connect();
+          await c.query(`LISTEN "${channel.replace(/"/g, "")}"`);
+        };
+        const schedule = (delay: number) => {
+          if (stopped || retry) return;
+          retry = setTimeout(async () => {
+            retry = undefined;
+            try {
+              await open();
+              onEvent();
+            } catch {
+              client = undefined;
+              schedule(Math.min(delay * 2, 10_000));
+            }
+          }, delay);
+          retry.unref();
+        };
+        await open();
         return async () => {
-          await client.end().catch(() => {});
+          stopped = true;
+          if (retry) clearTimeout(retry);
+          await client?.end().catch(() => {});
         };
       },
     };

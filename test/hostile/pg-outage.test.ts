@@ -1,0 +1,200 @@
+/**
+ * Issue 12: a PostgreSQL outage under load, on a private cluster this test starts (never the shared one).
+ * `inventory serve` and a separate `inventory worker` (polling only every 60 s, so only LISTEN can wake
+ * it quickly) keep running: while the database is down clients get 503 with Retry-After, afterwards
+ * everything recovers without a restart, every acknowledged create exists and is delivered, and the
+ * worker's LISTEN connection is back.
+ */
+import assert from "node:assert/strict";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { registry } from "../../src/registry/index.ts";
+import { createToken, ensureSuperuser } from "../../src/service/accounts.ts";
+import { openStore } from "../../src/store/db.ts";
+import { migrate } from "../../src/store/migrate.ts";
+import { type Receiver, startReceiver } from "../helpers/receiver.ts";
+import { ENGINE } from "../helpers/server.ts";
+
+const PG_BIN = [
+  "/usr/lib/postgresql/15/bin",
+  "/usr/lib/postgresql/16/bin",
+  "/usr/lib/postgresql/17/bin",
+].find((d) => existsSync(join(d, "initdb")));
+
+/** Run a PostgreSQL binary as the `postgres` OS user (initdb refuses root). */
+const asPostgres = (bin: string, args: string[]) =>
+  execFileSync("runuser", ["-u", "postgres", "--", join(PG_BIN!, bin), ...args], { stdio: "pipe" });
+
+describe("PostgreSQL outage", { skip: (ENGINE !== "postgres" || !PG_BIN) && "PostgreSQL runs only" }, () => {
+  let dir: string;
+  let port: number;
+  let url: string;
+  let token: string;
+  let rx: Receiver;
+  let base: string;
+  const children: ChildProcess[] = [];
+  const pgctl = (action: string) =>
+    asPostgres("pg_ctl", [
+      "-D",
+      join(dir, "data"),
+      "-l",
+      join(dir, "log"),
+      "-w",
+      "-t",
+      "30",
+      "-m",
+      "fast",
+      "-o",
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off`,
+      action,
+    ]);
+
+  const spawnCli = (args: string[], env: Record<string, string>) => {
+    const child = spawn(process.execPath, ["bin/inventory.js", ...args], {
+      env: { ...process.env, INVENTORY_LOG_LEVEL: process.env.TEST_LOG ? "info" : "fatal", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    children.push(child);
+    if (process.env.TEST_LOG) {
+      child.stderr!.on("data", (d: Buffer) => process.stderr.write(`${Date.now()} [${args[0]}] ${d}`));
+      child.stdout!.on("data", (d: Buffer) => process.stderr.write(`${Date.now()} [${args[0]} out] ${d}`));
+      child.on("exit", (c) => process.stderr.write(`${Date.now()} [${args[0]}] exit ${c}\n`));
+    }
+    return child;
+  };
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "inventory-pg-outage-"));
+    execFileSync("chown", ["postgres", dir]);
+    port = 25400 + Math.floor(Math.random() * 500);
+    asPostgres("initdb", ["-D", join(dir, "data"), "-A", "trust", "-U", "postgres", "--no-sync"]);
+    pgctl("start");
+    url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+    const store = await openStore(url);
+    await migrate(store, registry());
+    const { id } = await ensureSuperuser(store, "admin", "admin");
+    token = await createToken(store, id);
+    await store.close();
+    rx = await startReceiver();
+    const apiPort = 19600 + Math.floor(Math.random() * 200);
+    const server = spawnCli(["serve", "--port", String(apiPort), "--database", url, "--no-worker"], {});
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error("serve did not start")), 20_000);
+      server.stdout!.on("data", (d: Buffer) => {
+        if (d.toString().includes("listening")) {
+          clearTimeout(t);
+          resolve();
+        }
+      });
+    });
+    base = `http://127.0.0.1:${apiPort}`;
+    const worker = spawnCli(["worker", "--database", url], {
+      INVENTORY_WEBHOOK_POLL: "60",
+      INVENTORY_WEBHOOK_RETRY_BASE: "1",
+    });
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error("worker did not start")), 20_000);
+      worker.stdout!.on("data", (d: Buffer) => {
+        if (d.toString().includes("running")) {
+          clearTimeout(t);
+          resolve();
+        }
+      });
+    });
+    const hook = await api("/api/extras/webhooks/", {
+      method: "POST",
+      body: { name: "t", content_types: ["tenancy.tenant"], type_create: true, payload_url: `${rx.url}/t` },
+    });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
+  });
+  after(async () => {
+    for (const c of children) c.kill("SIGKILL");
+    await rx?.close();
+    try {
+      pgctl("stop");
+    } catch {
+      // already stopped
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function api(path: string, init: { method?: string; body?: unknown } = {}) {
+    const r = await fetch(`${base}${path}`, {
+      method: init.method ?? "GET",
+      headers: { Authorization: `Token ${token}`, "Content-Type": "application/json" },
+      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const text = await r.text();
+    return {
+      status: r.status,
+      body: text ? JSON.parse(text) : null,
+      retryAfter: r.headers.get("retry-after"),
+    };
+  }
+
+  it("clients get 503 while the database is down; server and worker recover by themselves", async () => {
+    const acked: string[] = [];
+    const statuses = new Map<number, number>();
+    let retryAfterOn503 = true;
+    let n = 0;
+    const create = async () => {
+      const name = `t-${n++}`;
+      const r = await api("/api/tenancy/tenants/", { method: "POST", body: { name } });
+      statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+      if (r.status === 201) acked.push(name);
+      if (r.status === 503 && !(Number(r.retryAfter) > 0)) retryAfterOn503 = false;
+      return r.status;
+    };
+    for (let i = 0; i < 10; i++) assert.equal(await create(), 201);
+    if (process.env.TEST_LOG) process.stderr.write(`${Date.now()} stopping postgres\n`);
+    pgctl("stop");
+    const downUntil = Date.now() + 10_000;
+    while (Date.now() < downUntil) {
+      await create(); // a connection error here (server gone) throws and fails the test
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    pgctl("start");
+    let ok = 0;
+    const end = Date.now() + 20_000;
+    while (ok < 10 && Date.now() < end) {
+      if ((await create()) === 201) ok++;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(ok, 10, `no recovery: ${JSON.stringify([...statuses])}`);
+    assert.ok((statuses.get(503) ?? 0) > 10, `503s while down: ${JSON.stringify([...statuses])}`);
+    assert.ok(retryAfterOn503, "every 503 carries Retry-After");
+    assert.deepEqual(
+      [...statuses.keys()].filter((s) => s >= 500 && s !== 503),
+      [],
+      `only 503s: ${JSON.stringify([...statuses])}`,
+    );
+    // Every acknowledged create exists and is delivered.
+    const list = await api("/api/tenancy/tenants/?limit=1000");
+    const names = new Set((list.body.results as any[]).map((t) => t.name));
+    assert.deepEqual(
+      acked.filter((a) => !names.has(a)),
+      [],
+    );
+    const delivered = () => new Set(rx.requests.map((r) => r.json?.data?.name));
+    const deadline = Date.now() + 20_000;
+    while (acked.some((a) => !delivered().has(a)) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(
+      acked.filter((a) => !delivered().has(a)),
+      [],
+    );
+    // The worker polls every 60 s: a prompt delivery now proves its LISTEN connection is back.
+    const before = rx.requests.length;
+    const t0 = Date.now();
+    assert.equal(
+      (await api("/api/tenancy/tenants/", { method: "POST", body: { name: "after" } })).status,
+      201,
+    );
+    await rx.waitFor(before + 1, 5000);
+    assert.ok(Date.now() - t0 < 5000);
+  });
+});
