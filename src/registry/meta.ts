@@ -211,6 +211,12 @@ export interface UniqueTogether {
   errorKey?: string;
   /** Only enforced when every listed field is non-null (SQL semantics). Default true. */
   skipNulls?: boolean;
+  /**
+   * Fields whose NULL is a value like any other (two rows with NULL there and equal other fields conflict),
+   * while NULL in the other fields still skips the rule: Nautobot's device (site, tenant, name) with no
+   * tenant. `skipNulls: false` means every field is such a field.
+   */
+  nullMatches?: readonly string[];
 }
 
 /** An extra filter beyond the automatic ones; compiled by a named filter kind in query/filters.ts. */

@@ -32,7 +32,6 @@ import { permits } from "./permissions.ts";
 import { detailUrl, nestedFor, represent } from "./represent.ts";
 import {
   chunks,
-  columnOf,
   findRecords,
   getRecord,
   type Row,
@@ -41,6 +40,7 @@ import {
   statusesFor,
   toRecord,
 } from "./rows.ts";
+import { checkUnique, uniqueViolation } from "./uniqueness.ts";
 import { runServiceValidator } from "./validators.ts";
 
 /** A change to log: pre-change snapshot captured for updates and deletes. */
@@ -118,46 +118,6 @@ async function toColumns(ctx: Ctx, model: Model, rec: Row): Promise<Row> {
   }
   if (model.customFields) out._custom_field_data = JSON.stringify(rec.custom_fields ?? {});
   return out;
-}
-
-function verboseField(name: string): string {
-  return name.replace(/_/g, " ");
-}
-
-/** Uniqueness checks (DRF UniqueValidator / UniqueTogetherValidator messages). */
-async function checkUnique(
-  ctx: Ctx,
-  model: Model,
-  rec: Row,
-  selfId: string | undefined,
-  errors: ErrorBag,
-): Promise<void> {
-  for (const [name, fd] of model.fieldList) {
-    if (!("unique" in fd) || !fd.unique) continue;
-    const v = rec[name];
-    if (v === null || v === undefined || v === "") continue;
-    let q = ctx.db.selectFrom(model.table).select("id").where(columnOf(model, name), "=", v);
-    if (selfId) q = q.where("id", "!=", selfId);
-    if (await q.executeTakeFirst())
-      errors.add(name, `${model.verbose} with this ${verboseField(name)} already exists.`);
-  }
-  for (const u of model.uniqueTogether ?? []) {
-    const values = u.fields.map((f) => rec[f]);
-    if ((u.skipNulls ?? true) && values.some((v) => v === null || v === undefined || v === "")) continue;
-    let q = ctx.db.selectFrom(model.table).select("id");
-    u.fields.forEach((f, i) => {
-      const v = values[i];
-      q =
-        v === null || v === undefined
-          ? q.where(columnOf(model, f), "is", null)
-          : q.where(columnOf(model, f), "=", v);
-    });
-    if (selfId) q = q.where("id", "!=", selfId);
-    if (await q.executeTakeFirst()) {
-      const key = u.errorKey ?? (u.message ? "__all__" : "non_field_errors");
-      errors.add(key, u.message ?? `The fields ${u.fields.join(", ")} must make a unique set.`);
-    }
-  }
 }
 
 /** Run the model's `validate` rule. */
@@ -309,7 +269,11 @@ export async function updateObject(
 ): Promise<void> {
   if (model.readOnly) throw new AppError(405, `Method "${partial ? "PATCH" : "PUT"}" not allowed.`);
   // The stored row, read once: the record to validate against, and the values the UPDATE compares with.
-  const stored = await ctx.db.selectFrom(model.table).selectAll().where("id", "=", id).executeTakeFirst();
+  // Locked until commit on PostgreSQL, so concurrent PATCHes merging custom fields (or any field computed
+  // from the stored row) apply one after the other and none is lost (issue 12).
+  let read = ctx.db.selectFrom(model.table).selectAll().where("id", "=", id);
+  if (ctx.store.dialect.rowLocks) read = read.forUpdate();
+  const stored = await read.executeTakeFirst();
   if (!stored) throw new NotFoundError();
   const before = await toRecord(ctx, model, stored);
   const prechange = taken ? taken.get(id) : (await snapshots(ctx, model, [id])).get(id);
@@ -567,6 +531,9 @@ export async function inTransaction<T>(ctx: Ctx, fn: (tctx: Ctx) => Promise<T>):
     });
     if (queued) outboxSignal.emit("queued", queued);
     return result;
+  } catch (e) {
+    // A concurrent writer won the race past the service's check: the same 400 as the check gives.
+    throw uniqueViolation(ctx.reg, e) ?? e;
   } finally {
     // Committed or not, cached reads of this process must not outlive the write.
     ctx.store.committed();

@@ -6,7 +6,9 @@
  * becomes a unique index; multi-field rules are checked by the service (their NULL semantics differ
  * per rule) and get a plain index.
  */
+import { createHash } from "node:crypto";
 import type { Model, Registry } from "../registry/index.ts";
+import type { UniqueTogether } from "../registry/meta.ts";
 import type { Dialect } from "./dialect.ts";
 import { orderColumns } from "./ordering.ts";
 
@@ -23,6 +25,45 @@ export interface IndexSpec {
   table: string;
   columns: string[];
   unique?: boolean;
+  /** SQL expressions indexed instead of `columns` (already quoted), e.g. `COALESCE("tenant_id", '')`. */
+  exprs?: string[];
+  /** Partial index predicate (SQL). */
+  where?: string;
+}
+
+/**
+ * The unique index enforcing a model's together-uniqueness rule in the database (issue 12: concurrent
+ * writers both passing the service's check). It has the service's semantics: a row with a skipped NULL (or
+ * a blank text value) is not indexed; NULL in a `nullMatches` field is indexed as ''. Deterministic name,
+ * so a violation can be mapped back to the rule's message (service/uniqueness.ts).
+ */
+export function uniqueIndexFor(m: Model, u: UniqueTogether): IndexSpec {
+  const matchNull = new Set(u.skipNulls === false ? u.fields : (u.nullMatches ?? []));
+  const exprs: string[] = [];
+  const conds: string[] = [];
+  for (const f of u.fields) {
+    const fd = m.fields[f];
+    const col = `"${fd?.kind === "fk" ? `${f}_id` : f}"`;
+    const text = fd?.kind === "str" || fd?.kind === "slug" || fd?.kind === "text";
+    if (matchNull.has(f)) exprs.push(`COALESCE(${col}, '')`);
+    else {
+      exprs.push(col);
+      conds.push(`${col} IS NOT NULL`);
+      if (text) conds.push(`${col} <> ''`);
+    }
+  }
+  const hash = createHash("sha256")
+    .update(`${m.table}:${u.fields.join(",")}`)
+    .digest("hex")
+    .slice(0, 10);
+  return {
+    name: `ux_${m.table.slice(0, 40)}_${hash}`,
+    table: m.table,
+    columns: [],
+    exprs,
+    unique: true,
+    ...(conds.length ? { where: conds.join(" AND ") } : {}),
+  };
 }
 
 /** Join table name of an M2M or content-types field. */
@@ -92,6 +133,7 @@ export function schemaFor(reg: Registry, dialect: Dialect): { tables: TableSpec[
         return fd?.kind === "fk" ? `${fname}_id` : fname;
       });
       ix(m.table, cols);
+      indexes.push(uniqueIndexFor(m, u));
     }
     if (m.changelog) ix(m.table, ["last_updated"]);
     for (const cols of m.indexes ?? []) ix(m.table, [...cols]);
@@ -128,5 +170,6 @@ export function createTableSql(t: TableSpec): string {
 
 /** CREATE INDEX text. */
 export function createIndexSql(i: IndexSpec): string {
-  return `CREATE ${i.unique ? "UNIQUE " : ""}INDEX IF NOT EXISTS "${i.name}" ON "${i.table}" (${i.columns.map((c) => `"${c}"`).join(", ")})`;
+  const cols = i.exprs ?? i.columns.map((c) => `"${c}"`);
+  return `CREATE ${i.unique ? "UNIQUE " : ""}INDEX IF NOT EXISTS "${i.name}" ON "${i.table}" (${cols.join(", ")})${i.where ? ` WHERE ${i.where}` : ""}`;
 }

@@ -8,6 +8,11 @@ import type { Column } from "../registry/index.ts";
 /** Engine capabilities and SQL snippets that differ between SQLite and PostgreSQL. */
 export interface Dialect {
   readonly engine: "sqlite" | "postgres";
+  /**
+   * Whether a read-modify-write must lock the rows it reads (`SELECT … FOR UPDATE`): PostgreSQL, where
+   * writers run concurrently; not SQLite, whose write transactions are serialised (BEGIN IMMEDIATE).
+   */
+  readonly rowLocks: boolean;
   /** SQL column type for a logical column type. */
   columnType(type: Column["type"]): string;
   /** Case-insensitive LIKE of `expr` against `pattern` (pattern already escaped with `\`). */
@@ -35,6 +40,7 @@ export interface Dialect {
 
 export const sqliteDialect: Dialect = {
   engine: "sqlite",
+  rowLocks: false,
   columnType(type) {
     switch (type) {
       case "text":
@@ -73,6 +79,7 @@ export const sqliteDialect: Dialect = {
 
 export const postgresDialect: Dialect = {
   engine: "postgres",
+  rowLocks: true,
   columnType(type) {
     switch (type) {
       case "text":

@@ -49,7 +49,16 @@ export async function migrate(store: Store, reg: Registry): Promise<number> {
       }
     }
     for (const i of indexes) {
-      await sql.raw(createIndexSql(i)).execute(store.db);
+      try {
+        await sql.raw(createIndexSql(i)).execute(store.db);
+      } catch (e) {
+        // Rows that already break a uniqueness rule (written before the rule was enforced by the
+        // database): keep the service's check, say so, and carry on (issue 12).
+        if (!i.unique) throw e;
+        process.stderr.write(
+          `migrate: ${i.table} has rows that break a uniqueness rule (${(i.exprs ?? i.columns).join(", ")}); index ${i.name} not created: ${(e as Error).message}\n`,
+        );
+      }
     }
     for (const name of SEQUENCES) {
       const ddl = store.dialect.sequenceDdl(name);

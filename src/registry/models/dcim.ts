@@ -673,6 +673,31 @@ export const deviceType = defineModel({
           "u_height",
           `Unable to set 0U height: Found ${racked.length} instances already mounted within racks.`,
         );
+      } else if (d.u_height > Number(a.before.u_height ?? 0)) {
+        // Raising the height: every racked instance must still fit at its position (issue 12).
+        for (const dev of racked) {
+          const rack = await a.get("dcim.rack", dev.rack);
+          const top = dev.position + d.u_height - 1;
+          let fits = !!rack && top <= rack.u_height;
+          if (fits) {
+            const others = (await a.find("dcim.device", { rack: dev.rack }, 10000)).filter(
+              (o) => o.id !== dev.id && o.position != null,
+            );
+            for (const o of others) {
+              const odt = o.device_type === d.id ? d : await a.get("dcim.devicetype", o.device_type);
+              if (!odt || !(o.face === dev.face || d.is_full_depth || odt.is_full_depth)) continue;
+              if (o.position <= top && o.position + odt.u_height - 1 >= dev.position && odt.u_height > 0)
+                fits = false;
+            }
+          }
+          if (!fits) {
+            a.error(
+              "u_height",
+              `Device ${dev.name ?? dev.id} in rack ${rack?.name ?? ""} does not have sufficient space to accommodate a height of ${d.u_height}U`,
+            );
+            break;
+          }
+        }
       }
       if (a.before.subdevice_role === "parent" && d.subdevice_role !== "parent") {
         if ((await a.count("dcim.devicebaytemplate", { device_type: d.id })) > 0) {
@@ -802,11 +827,12 @@ export const device = defineModel({
   ordering: ["name", "id"],
   search: ["name", "serial", "asset_tag", "comments"],
   uniqueTogether: [
-    // Names are compared only when set; the null-tenant case is checked in validate (Nautobot validate_unique).
     {
       fields: ["site", "tenant", "name"],
       message: "A device with this name already exists.",
       errorKey: "__all__",
+      // No tenant is a value too (Nautobot Device.validate_unique); no name never conflicts.
+      nullMatches: ["tenant"],
     },
     { fields: ["virtual_chassis", "vc_position"] },
   ],
