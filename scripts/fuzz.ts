@@ -13,6 +13,7 @@ import { registry } from "../src/registry/index.ts";
 import { createToken, ensureSuperuser } from "../src/service/accounts.ts";
 import { openStore } from "../src/store/db.ts";
 import { migrate } from "../src/store/migrate.ts";
+import { waitForOutput } from "../test/helpers/process.ts";
 
 const SCHEMATHESIS = "schemathesis==4.32.5";
 const venv = ".venv-fuzz";
@@ -40,12 +41,7 @@ const server = spawn(
     stdio: ["ignore", "pipe", "inherit"],
   },
 );
-await new Promise<void>((resolve, reject) => {
-  server.stdout!.on("data", (d: Buffer) => {
-    if (d.toString().includes("listening")) resolve();
-  });
-  server.on("exit", (c) => reject(new Error(`server exited ${c}`)));
-});
+await waitForOutput(server, "listening");
 
 const r = spawnSync(
   st,

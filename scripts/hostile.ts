@@ -23,6 +23,7 @@ import { registry } from "../src/registry/index.ts";
 import { createToken, ensureSuperuser } from "../src/service/accounts.ts";
 import { openStore } from "../src/store/db.ts";
 import { migrate } from "../src/store/migrate.ts";
+import { waitForOutput } from "../test/helpers/process.ts";
 
 const { values: opts } = parseArgs({
   options: {
@@ -129,12 +130,7 @@ const server = spawn(
   ["bin/inventory.js", "serve", "--port", String(port), "--database", url, "--no-worker"],
   { env: { ...process.env, INVENTORY_LOG_LEVEL: "error" }, stdio: ["ignore", "pipe", "inherit"] },
 );
-await new Promise<void>((resolve, reject) => {
-  server.stdout!.on("data", (d: Buffer) => {
-    if (d.toString().includes("listening")) resolve();
-  });
-  server.on("exit", (c) => reject(new Error(`server exited ${c}`)));
-});
+await waitForOutput(server, "listening");
 const base = `http://127.0.0.1:${port}`;
 const headers = { Authorization: `Token ${token}`, "Content-Type": "application/json" };
 

@@ -15,6 +15,7 @@ import { registry } from "../../src/registry/index.ts";
 import { createToken, ensureSuperuser } from "../../src/service/accounts.ts";
 import { openStore } from "../../src/store/db.ts";
 import { migrate } from "../../src/store/migrate.ts";
+import { waitForOutput } from "../helpers/process.ts";
 import { type Receiver, startReceiver } from "../helpers/receiver.ts";
 import { ENGINE } from "../helpers/server.ts";
 
@@ -81,29 +82,13 @@ describe("PostgreSQL outage", { skip: (ENGINE !== "postgres" || !PG_BIN) && "Pos
     rx = await startReceiver();
     const apiPort = 19600 + Math.floor(Math.random() * 200);
     const server = spawnCli(["serve", "--port", String(apiPort), "--database", url, "--no-worker"], {});
-    await new Promise<void>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error("serve did not start")), 20_000);
-      server.stdout!.on("data", (d: Buffer) => {
-        if (d.toString().includes("listening")) {
-          clearTimeout(t);
-          resolve();
-        }
-      });
-    });
+    await waitForOutput(server, "listening");
     base = `http://127.0.0.1:${apiPort}`;
     const worker = spawnCli(["worker", "--database", url], {
       INVENTORY_WEBHOOK_POLL: "60",
       INVENTORY_WEBHOOK_RETRY_BASE: "1",
     });
-    await new Promise<void>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error("worker did not start")), 20_000);
-      worker.stdout!.on("data", (d: Buffer) => {
-        if (d.toString().includes("running")) {
-          clearTimeout(t);
-          resolve();
-        }
-      });
-    });
+    await waitForOutput(worker, "running");
     const hook = await api("/api/extras/webhooks/", {
       method: "POST",
       body: { name: "t", content_types: ["tenancy.tenant"], type_create: true, payload_url: `${rx.url}/t` },

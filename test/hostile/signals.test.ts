@@ -10,6 +10,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { waitForOutput } from "../helpers/process.ts";
 
 const SYSTEM_NODE = "/usr/bin/node";
 const systemMajor = existsSync(SYSTEM_NODE)
@@ -38,15 +39,7 @@ describe("signals through the Node 24 re-exec wrapper", {
       { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, INVENTORY_LOG_LEVEL: "error" } },
     );
     try {
-      await new Promise<void>((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error("server did not start")), 20_000);
-        wrapper.stdout!.on("data", (d: Buffer) => {
-          if (d.toString().includes("listening")) {
-            clearTimeout(t);
-            resolve();
-          }
-        });
-      });
+      await waitForOutput(wrapper, "listening");
       assert.equal(await portOpen(port), true);
       const exited = new Promise<[number | null, string | null]>((r) =>
         wrapper.once("exit", (code, signal) => r([code, signal])),
