@@ -519,7 +519,7 @@ function searchFilter(fields: readonly string[]): Filter {
           continue;
         }
         if (fd?.kind === "int") {
-          if (/^\d+$/.test(v)) conds.push(sql<boolean>`${col(name)} = ${Number(v)}`);
+          if (/^\d{1,15}$/.test(v)) conds.push(sql<boolean>`${col(name)} = ${Number(v)}`);
           continue;
         }
         if (name.includes(".")) {
