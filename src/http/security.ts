@@ -28,5 +28,8 @@ export async function registerSecurityHeaders(app: FastifyInstance): Promise<voi
       },
     },
     crossOriginEmbedderPolicy: false,
+    // As Nautobot 1.6 sends them (X_FRAME_OPTIONS = "DENY", SECURE_REFERRER_POLICY = "same-origin").
+    frameguard: { action: "deny" },
+    referrerPolicy: { policy: "same-origin" },
   });
 }

@@ -307,7 +307,8 @@ async function parseValue(
       if (typeof val === "string" && /^-?\d+$/.test(val) && fd.int) val = Number(val);
       if (val === "") {
         if (fd.int) {
-          errors.add(name, '"" is not a valid choice.');
+          // Nautobot 1.6 answers an integer choice given "" like this (checked against 1.6.32).
+          errors.add(name, "This field may not be blank.");
           return undefined;
         }
         if (fd.required) {

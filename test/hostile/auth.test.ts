@@ -211,7 +211,8 @@ describe("accounts, Basic auth and exposure", () => {
       assert.equal(r.status, status, path);
       assert.equal(r.headers.get("x-content-type-options"), "nosniff", path);
       assert.match(r.headers.get("content-security-policy") ?? "", /frame-ancestors 'none'/, path);
-      assert.ok(r.headers.get("x-frame-options"), path);
+      assert.equal(r.headers.get("x-frame-options"), "DENY", path);
+      assert.equal(r.headers.get("referrer-policy"), "same-origin", path);
     }
     const docs = await (await fetch(`${s.url}/api/docs/`)).text();
     const scripts = [...docs.matchAll(/<script src="([^"]+)"/g)].map((m) => m[1]!);

@@ -159,10 +159,11 @@ describe("integrity under concurrency", () => {
     assert.equal(tooTall.status, 400);
     assert.match(
       tooTall.body.u_height[0],
-      /Device low in rack R1 does not have sufficient space to accommodate a height of 40U/,
+      /Device high in rack R1 does not have sufficient space to accommodate a height of 40U/,
     );
     const overlap = await s.api(`/api/dcim/device-types/${dt}/`, { method: "PATCH", body: { u_height: 5 } });
     assert.equal(overlap.status, 400, "U1–U5 would overlap the device at U5");
+    assert.match(overlap.body.u_height[0], /Device low in rack R1 .* height of 5U/);
     const fits = await s.api(`/api/dcim/device-types/${dt}/`, { method: "PATCH", body: { u_height: 4 } });
     assert.equal(fits.status, 200, JSON.stringify(fits.body));
   });

@@ -108,6 +108,15 @@ describe("limits and hostile bodies", () => {
       assert.equal(r.status, 400, `${JSON.stringify(body)}: ${r.status} ${JSON.stringify(r.body)}`);
       assert.ok(field in r.body, `${JSON.stringify(body)}: ${JSON.stringify(r.body)}`);
     }
+    const blankWidth = await s.api("/api/dcim/racks/", {
+      method: "POST",
+      body: { name: "W", site: siteId, status: "active", width: "" },
+    });
+    assert.deepEqual(
+      blankWidth.body,
+      { width: ["This field may not be blank."] },
+      "as Nautobot 1.6.32 answers",
+    );
     const deep = `{"name": ${"[".repeat(5000)}1${"]".repeat(5000)}}`;
     const d = await s.api("/api/tenancy/tenants/", { method: "POST", body: deep });
     assert.equal(d.status, 400);

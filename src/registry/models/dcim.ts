@@ -674,8 +674,12 @@ export const deviceType = defineModel({
           `Unable to set 0U height: Found ${racked.length} instances already mounted within racks.`,
         );
       } else if (d.u_height > Number(a.before.u_height ?? 0)) {
-        // Raising the height: every racked instance must still fit at its position (issue 12).
-        for (const dev of racked) {
+        // Raising the height: every racked instance must still fit at its position (issue 12); checked in
+        // device name order, so the first one reported is the one Nautobot 1.6.32 reports.
+        const byName = [...racked].sort((x, y) =>
+          String(x.name ?? "").localeCompare(String(y.name ?? ""), undefined, { numeric: true }),
+        );
+        for (const dev of byName) {
           const rack = await a.get("dcim.rack", dev.rack);
           const top = dev.position + d.u_height - 1;
           let fits = !!rack && top <= rack.u_height;
@@ -684,7 +688,8 @@ export const deviceType = defineModel({
               (o) => o.id !== dev.id && o.position != null,
             );
             for (const o of others) {
-              const odt = o.device_type === d.id ? d : await a.get("dcim.devicetype", o.device_type);
+              // Other instances of this type still occupy their stored height (as Nautobot computes it).
+              const odt = o.device_type === d.id ? a.before : await a.get("dcim.devicetype", o.device_type);
               if (!odt || !(o.face === dev.face || d.is_full_depth || odt.is_full_depth)) continue;
               if (o.position <= top && o.position + odt.u_height - 1 >= dev.position && odt.u_height > 0)
                 fits = false;
