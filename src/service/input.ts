@@ -603,7 +603,8 @@ export async function parseWrite(
       if (!before) {
         if (fd.required && !partial && fd.kind !== "slug") errors.add(name, "This field is required.");
         else record[name] = defaultOf(fd);
-      } else if (fd.required && !partial && !partial && before[name] === undefined) {
+      } else if (fd.required && !partial && fd.kind !== "slug") {
+        // DRF: a PUT must carry every required field, whatever is stored (issue 9, seen side by side).
         errors.add(name, "This field is required.");
       }
       continue;

@@ -175,7 +175,8 @@ export const webhook = defineModel({
     type_delete: f.bool(false),
     payload_url: f.str(500, { required: true, label: "URL" }),
     enabled: f.bool(true),
-    http_method: f.choice(HTTP_METHODS, { default: "POST" }),
+    // A plain string on the wire, as Nautobot 1.6's serializer sends it (issue 9).
+    http_method: f.choice(HTTP_METHODS, { default: "POST", plain: true }),
     http_content_type: f.str(100, { default: "application/json" }),
     additional_headers: f.text(),
     body_template: f.text(),
