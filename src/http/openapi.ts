@@ -13,6 +13,7 @@
 import { filterSetFor } from "../query/filters.ts";
 import type { Model, Registry } from "../registry/index.ts";
 import type { FieldDef } from "../registry/meta.ts";
+import { actionPaths, actionSchemas } from "./openapi-actions.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -398,25 +399,8 @@ export function openapiDocument(reg: Registry, baseUrl: string): Record<string, 
       paths[`/${m.app}/${m.path}/`] = list;
       paths[`/${m.app}/${m.path}/{id}/`] = detail;
     }
-    paths["/extras/webhook-deliveries/{id}/retry/"] = {
-      post: {
-        operationId: "extras_webhook_deliveries_retry",
-        tags: ["extras"],
-        parameters: [{ name: "id", in: "path", required: true, schema: UUID }],
-        responses: { 200: json(ref("ExtrasWebhookdelivery")), ...errors(403, 404, 409) },
-      },
-    };
-    paths["/extras/webhooks/{id}/retry-failed/"] = {
-      post: {
-        operationId: "extras_webhooks_retry_failed",
-        tags: ["extras"],
-        parameters: [{ name: "id", in: "path", required: true, schema: UUID }],
-        responses: {
-          200: json({ type: "object", properties: { retried: { type: "integer" } }, required: ["retried"] }),
-          ...errors(403, 404),
-        },
-      },
-    };
+    Object.assign(paths, actionPaths());
+    Object.assign(schemas, actionSchemas);
     cached = {
       openapi: "3.0.3",
       info: { title: "Inventory API", version: "1.2" },

@@ -36,6 +36,12 @@ export interface Dialect {
    * @returns the values, ascending.
    */
   nextValues(db: Kysely<any> | Transaction<any>, name: string, count: number): Promise<number[]>;
+  /**
+   * Serialise a critical section across processes until the caller's transaction ends: PostgreSQL
+   * `pg_advisory_xact_lock` on a hash of `name`; nothing on SQLite, whose write transactions already hold
+   * the database's single write lock from their first statement (BEGIN IMMEDIATE).
+   */
+  transactionLock(db: Kysely<any> | Transaction<any>, name: string): Promise<void>;
 }
 
 export const sqliteDialect: Dialect = {
@@ -75,6 +81,7 @@ export const sqliteDialect: Dialect = {
     const last = Number(r.rows[0]!.value);
     return Array.from({ length: count }, (_, i) => last - count + 1 + i);
   },
+  async transactionLock() {},
 };
 
 export const postgresDialect: Dialect = {
@@ -109,5 +116,8 @@ export const postgresDialect: Dialect = {
       CompiledQuery.raw(`SELECT nextval($1) AS v FROM generate_series(1, $2)`, [name, count]),
     );
     return r.rows.map((x) => Number(x.v)).sort((a, b) => a - b);
+  },
+  async transactionLock(db, name) {
+    await db.executeQuery(CompiledQuery.raw(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [name]));
   },
 };

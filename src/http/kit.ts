@@ -1,0 +1,177 @@
+/**
+ * What every route plugin shares: the store and registry, request-scoped service contexts, permission
+ * checks, response rendering (JSON or the browsable HTML page) and query-string helpers. Built once by
+ * `buildApp` and handed to each plugin as its `kit` option, so routes live in plugins per concern.
+ */
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Config } from "../config.ts";
+import type { Model, Registry } from "../registry/index.ts";
+import { type Ctx, makeCtx, type ServiceSettings } from "../service/context.ts";
+import { AppError, PermissionDenied } from "../service/errors.ts";
+import { redactResponses } from "../service/outbox.ts";
+import { type Action, mayDo } from "../service/permissions.ts";
+import { represent } from "../service/represent.ts";
+import type { Store } from "../store/db.ts";
+import { renderHtml, wantsHtml } from "./browsable.ts";
+
+/**
+ * Rows a list page returns at most even when the maximum page size is disabled
+ * (`INVENTORY_MAX_PAGE_SIZE=0`): `limit=0` then pages through everything in pages of this size, with `next`.
+ */
+export const HARD_PAGE_CEILING = 10_000;
+
+const parsedQuery = new WeakMap<object, Map<string, string[]>>();
+
+/** Query string → ordered multimap (parsed once per request when given the request). */
+export function queryParams(url: string, req?: object): Map<string, string[]> {
+  if (req) {
+    const hit = parsedQuery.get(req);
+    if (hit) return hit;
+  }
+  const i = url.indexOf("?");
+  const out = new Map<string, string[]>();
+  if (i >= 0)
+    for (const [k, v] of new URLSearchParams(url.slice(i + 1))) out.set(k, [...(out.get(k) ?? []), v]);
+  if (req) parsedQuery.set(req, out);
+  return out;
+}
+
+/**
+ * DRF `int()` semantics for limit/offset: surrounding spaces and `+` allowed, else undefined. Values beyond
+ * 2^53 are clamped so they never reach SQL as an out-of-range integer (issue 12: `offset=2^63` was a 500).
+ */
+export function intParam(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const t = v.trim();
+  return /^[+-]?\d+$/.test(t) ? Math.min(Number(t), Number.MAX_SAFE_INTEGER) : undefined;
+}
+
+/** HTTP method → the permission action it needs (Nautobot TokenPermissions, nautobot-api-core.md §8.3). */
+export const METHOD_ACTION: Record<string, Action | undefined> = {
+  GET: "view",
+  HEAD: "view",
+  POST: "add",
+  PUT: "change",
+  PATCH: "change",
+  DELETE: "delete",
+};
+
+/** The shared helpers of the route plugins. */
+export interface HttpKit {
+  store: Store;
+  reg: Registry;
+  config: Config;
+  settings: ServiceSettings;
+  /** `proto://host` of the request (forwarded headers only with `--trust-proxy`). */
+  baseUrl(req: FastifyRequest): string;
+  /** A service context for the request (cross-request read cache on GET/HEAD). */
+  ctxFor(req: FastifyRequest): Ctx;
+  /** Answer JSON, or the browsable HTML page when a browser asks. */
+  send(req: FastifyRequest, reply: FastifyReply, status: number, body: unknown): FastifyReply;
+  /** 403 unless the user may do `action` on `model` (anonymous reads only of inventory models). */
+  need(req: FastifyRequest, model: Model, action: Action): void;
+  /** `need` with the action of the request's method; writes to read-only models are left to their 405. */
+  needForMethod(req: FastifyRequest, model: Model): void;
+  /** Full representations of `ids`, in that order, as this user may read them. */
+  renderIds(ctx: Ctx, model: Model, ids: string[]): Promise<Array<Record<string, unknown>>>;
+  /** What this user may read of rendered objects (receivers' answers only for who may change the webhook). */
+  visible(
+    ctx: Ctx,
+    model: Model,
+    objs: Array<Record<string, unknown>>,
+  ): Promise<Array<Record<string, unknown>>>;
+  /** `?brief=` given with a non-empty value. */
+  isBrief(req: FastifyRequest): boolean;
+  /** The page size of a list from its `limit` (default PAGINATE_COUNT, 0 = the maximum). */
+  pageLimit(req: FastifyRequest): number;
+}
+
+/** Build the kit for one app. */
+export function makeKit(store: Store, reg: Registry, config: Config, settings: ServiceSettings): HttpKit {
+  const baseUrl = (req: FastifyRequest) => {
+    const proto = config.trustProxy
+      ? String(req.headers["x-forwarded-proto"] ?? req.protocol)
+          .split(",")[0]!
+          .trim()
+      : req.protocol;
+    const host = config.trustProxy
+      ? String(req.headers["x-forwarded-host"] ?? req.headers.host ?? "")
+          .split(",")[0]!
+          .trim()
+      : String(req.headers.host ?? `${config.host}:${config.port}`);
+    return `${proto}://${host}`;
+  };
+  const need = (req: FastifyRequest, model: Model, action: Action) => {
+    // Anonymous reads (--anonymous-read) cover inventory models only (issue 12).
+    if (!req.auth.actor && model.loginRequired)
+      throw new AppError(403, "Authentication credentials were not provided.");
+    if (model.readOnly && action !== "view") return;
+    if (req.auth.actor && !mayDo(req.grants, model, action)) throw new PermissionDenied();
+  };
+  const visible = (ctx: Ctx, model: Model, objs: Array<Record<string, unknown>>) =>
+    model.key === "extras.webhookdelivery" ? redactResponses(ctx, objs) : Promise.resolve(objs);
+  return {
+    store,
+    reg,
+    config,
+    settings,
+    baseUrl,
+    ctxFor: (req) =>
+      makeCtx({
+        store,
+        reg,
+        settings,
+        baseUrl: baseUrl(req),
+        actor: req.auth.actor,
+        cached: req.method === "GET" || req.method === "HEAD",
+        grants: req.grants,
+      }),
+    send(req, reply, status, body) {
+      if (wantsHtml(req.headers.accept) && queryParams(req.url, req).get("format")?.[0] !== "json") {
+        reply.code(status).header("Content-Type", "text/html; charset=utf-8");
+        return reply.send(renderHtml(req.method, req.url, status, body));
+      }
+      reply.code(status).header("Content-Type", "application/json");
+      return reply.send(req.indent ? JSON.stringify(body, null, req.indent) : JSON.stringify(body));
+    },
+    need,
+    needForMethod(req, model) {
+      const action = METHOD_ACTION[req.method];
+      if (action) need(req, model, action);
+      else if (!req.auth.actor && model.loginRequired)
+        throw new AppError(403, "Authentication credentials were not provided.");
+    },
+    visible,
+    async renderIds(ctx, model, ids) {
+      const rows = await ctx.db
+        .selectFrom(model.table)
+        .selectAll()
+        .where("id", "in", ids.length ? ids : ["__none__"])
+        .execute();
+      const byId = new Map(rows.map((r) => [r.id as string, r]));
+      const ordered = ids.map((i) => byId.get(i)).filter((r): r is NonNullable<typeof r> => !!r);
+      const out = await visible(ctx, model, await represent(ctx, model, ordered, "full"));
+      return out.map((o) => withTokenKey(ctx, model, o));
+    },
+    isBrief(req) {
+      const b = queryParams(req.url, req).get("brief");
+      return !!b && b.some((v) => v !== "");
+    },
+    pageLimit(req) {
+      const limitRaw = intParam(queryParams(req.url, req).get("limit")?.[0]);
+      const maxPage = config.maxPageSize
+        ? Math.min(config.maxPageSize, HARD_PAGE_CEILING)
+        : HARD_PAGE_CEILING;
+      if (limitRaw !== undefined && limitRaw > 0) return Math.min(limitRaw, maxPage);
+      if (limitRaw === 0) return maxPage;
+      return Math.min(config.paginateCount, maxPage);
+    },
+  };
+}
+
+/** Tokens: the key is shown in clear only in the response that created it (stored hashed). */
+export function withTokenKey(ctx: Ctx, model: Model, obj: Record<string, unknown>): Record<string, unknown> {
+  if (model.key !== "users.token") return obj;
+  const fresh = ctx.freshTokenKeys.get(obj.id as string);
+  return { ...obj, key: fresh ?? null };
+}

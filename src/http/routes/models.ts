@@ -1,0 +1,280 @@
+/**
+ * The generic list and detail endpoints of every registered model (no per-model handlers): paginated,
+ * filtered lists; single, bulk and nested creates; PUT/PATCH/DELETE of one object or a list (Nautobot 1.6
+ * bulk operations); OPTIONS. Behaviour follows the seed (Endpoints, Errors, Limits) and Nautobot 1.6 at
+ * API version 1.2 (nautobot-api-core.md).
+ */
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { normalizeUuid, RESERVED_PARAMS } from "../../query/filters.ts";
+import type { Model } from "../../registry/index.ts";
+import type { Ctx } from "../../service/context.ts";
+import { AppError, NotFoundError, ValidationError } from "../../service/errors.ts";
+import { mayDo } from "../../service/permissions.ts";
+import { getRow, listRows } from "../../service/read.ts";
+import { detailUrl, represent } from "../../service/represent.ts";
+import {
+  createMany,
+  createObject,
+  deleteObjects,
+  inTransaction,
+  snapshots,
+  updateObject,
+} from "../../service/write.ts";
+import { type HttpKit, intParam, METHOD_ACTION, queryParams, withTokenKey } from "../kit.ts";
+import { optionsFor } from "../options.ts";
+
+/** Routes of `/api/<app>/<model>/` and `/api/<app>/<model>/<id>/`. */
+export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit }): Promise<void> {
+  const { config } = kit;
+  const modelOf = (req: FastifyRequest): Model => {
+    const { app: a, model } = req.params as { app: string; model: string };
+    const m = kit.reg.byUrl(a, model);
+    if (!m) throw new NotFoundError();
+    return m;
+  };
+
+  const listParams = (req: FastifyRequest, model: Model) => {
+    const params = queryParams(req.url, req);
+    const ignore = new Set(RESERVED_PARAMS);
+    if (model.configContext) ignore.add("exclude");
+    return { params, ignore };
+  };
+
+  const ownerOf = (req: FastifyRequest, model: Model): [string, string] | undefined =>
+    model.key === "users.token" ? ["user_id", req.auth.actor?.id ?? "__anonymous__"] : undefined;
+
+  const renderOpts = (req: FastifyRequest, model: Model) => {
+    const ex = queryParams(req.url, req).get("exclude") ?? [];
+    return { excludeConfigContext: !!model.configContext && ex.some((v) => v.includes("config_context")) };
+  };
+
+  /** The `Allow` header: the methods this user may actually use on the endpoint. */
+  const allowFor = (req: FastifyRequest, model: Model, methods: string): string =>
+    methods
+      .split(", ")
+      .filter((m) => {
+        const a = METHOD_ACTION[m];
+        if (!a) return true;
+        if (a !== "view" && (model.readOnly || (req.auth.actor && !req.auth.writeEnabled))) return false;
+        return !req.auth.actor || mayDo(req.grants, model, a);
+      })
+      .join(", ");
+
+  const grantsOf = (req: FastifyRequest, model: Model) => ({
+    post: mayDo(req.grants, model, "add"),
+    put: mayDo(req.grants, model, "change"),
+  });
+
+  const LIST_ALLOW = "GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS";
+  const DETAIL_ALLOW = "GET, PUT, PATCH, DELETE, HEAD, OPTIONS";
+  const RO_ALLOW = "GET, HEAD, OPTIONS";
+
+  app.all("/api/:app/:model/", async (req, reply) => {
+    const model = modelOf(req);
+    reply.header("Allow", allowFor(req, model, model.readOnly ? RO_ALLOW : LIST_ALLOW));
+    const ctx = kit.ctxFor(req);
+    const method = req.method;
+    kit.needForMethod(req, model);
+    if (method === "GET" || method === "HEAD") {
+      const { params, ignore } = listParams(req, model);
+      const limit = kit.pageLimit(req);
+      const offsetRaw = intParam(params.get("offset")?.[0]);
+      const offset = offsetRaw !== undefined && offsetRaw > 0 ? offsetRaw : 0;
+      const { count, rows } = await listRows(ctx, model, {
+        params,
+        ignore,
+        limit,
+        offset,
+        ...(ownerOf(req, model) ? { ownerColumn: ownerOf(req, model)! } : {}),
+      });
+      const results = await kit.visible(
+        ctx,
+        model,
+        await represent(ctx, model, rows, kit.isBrief(req) ? "nested" : "full", renderOpts(req, model)),
+      );
+      const pageUrl = (newOffset: number | undefined) => {
+        const p = new URLSearchParams();
+        const entries: Array<[string, string]> = [];
+        for (const [k, vs] of params)
+          if (k !== "limit" && k !== "offset") for (const v of vs) entries.push([k, v]);
+        if (limit !== undefined) entries.push(["limit", String(limit)]);
+        if (newOffset !== undefined) entries.push(["offset", String(newOffset)]);
+        entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+        for (const [k, v] of entries) p.append(k, v);
+        return `${ctx.baseUrl}${req.url.split("?")[0]}?${p.toString()}`;
+      };
+      const next = limit !== undefined && offset + limit < count ? pageUrl(offset + limit) : null;
+      let previous: string | null = null;
+      if (limit !== undefined && offset > 0)
+        previous = pageUrl(offset - limit > 0 ? offset - limit : undefined);
+      return kit.send(req, reply, 200, {
+        count,
+        next,
+        previous,
+        results: results.map((o) => withTokenKey(ctx, model, o)),
+      });
+    }
+    if (method === "OPTIONS")
+      return kit.send(req, reply, 200, await optionsFor(ctx, model, "list", req.auth, grantsOf(req, model)));
+    if (model.readOnly) throw new AppError(405, `Method "${method}" not allowed.`);
+    if (method === "POST") {
+      const body = req.body;
+      if (Array.isArray(body)) {
+        checkBulkSize(body, config.maxBulk);
+        const ids = await inTransaction(ctx, (t) => createMany(t, model, body));
+        return kit.send(req, reply, 201, await kit.renderIds(ctx, model, ids));
+      }
+      const id = await inTransaction(ctx, (t) => createObject(t, model, body));
+      const [obj] = await kit.renderIds(ctx, model, [id]);
+      reply.header("Location", detailUrl(ctx, model, id));
+      if (model.key === "dcim.device" && kit.isBrief(req)) {
+        const [n] = await represent(
+          ctx,
+          model,
+          await ctx.db.selectFrom(model.table).selectAll().where("id", "=", id).execute(),
+          "nested",
+        );
+        return kit.send(req, reply, 201, n);
+      }
+      return kit.send(req, reply, 201, obj);
+    }
+    if (method === "PUT" || method === "PATCH" || method === "DELETE") {
+      const items = bulkItems(req.body, config.maxBulk);
+      const owner = ownerOf(req, model);
+      /** The listed objects this user may act on; any other id is a 400 naming it (issue 5). */
+      const select = async (t: Ctx): Promise<Set<string>> => {
+        // In slices of 500 ids, so no statement exceeds the engines' bind-variable limits.
+        const found = new Set<string>();
+        const ids = items.map((i) => i.id);
+        for (let at = 0; at < ids.length; at += 500) {
+          const { rows } = await listRows(t, model, {
+            params: new Map([["id", ids.slice(at, at + 500)]]),
+            limit: undefined,
+            offset: 0,
+            action: method === "DELETE" ? "delete" : "change",
+            ...(owner ? { ownerColumn: owner } : {}),
+          });
+          for (const r of rows) found.add(r.id as string);
+        }
+        if (items.some((i) => !found.has(i.id))) {
+          throw new ValidationError(
+            items.map((i) => (found.has(i.id) ? {} : { id: [`Object with id ${i.id} does not exist.`] })),
+          );
+        }
+        return found;
+      };
+      if (method === "DELETE") {
+        await inTransaction(ctx, async (t) => {
+          const found = await select(t);
+          if (found.size) await deleteObjects(t, model, [...found]);
+        });
+        return reply.code(204).send();
+      }
+      const ids = await inTransaction(ctx, async (t) => {
+        const found = await select(t);
+        const done: string[] = [];
+        const taken = await snapshots(t, model, [...found]);
+        for (const item of items) {
+          if (!found.has(item.id)) continue;
+          const { id: _id, ...data } = item.raw;
+          await updateObject(t, model, item.id, data, method === "PATCH", taken);
+          done.push(item.id);
+        }
+        return done;
+      });
+      return kit.send(req, reply, 200, await kit.renderIds(ctx, model, ids));
+    }
+    throw new AppError(405, `Method "${method}" not allowed.`);
+  });
+
+  app.all("/api/:app/:model/:id/", async (req, reply) => {
+    const model = modelOf(req);
+    reply.header("Allow", allowFor(req, model, model.readOnly ? RO_ALLOW : DETAIL_ALLOW));
+    const ctx = kit.ctxFor(req);
+    kit.needForMethod(req, model);
+    const rawId = (req.params as { id: string }).id;
+    const id =
+      normalizeUuid(rawId) ??
+      (model.key === "extras.contenttype" && !rawId.includes("\u0000") ? rawId : undefined);
+    if (!id) throw new NotFoundError();
+    const owner = ownerOf(req, model);
+    const method = req.method;
+    const { params, ignore } = listParams(req, model);
+    const listP = { params, ignore, limit: 1, offset: 0, ...(owner ? { ownerColumn: owner } : {}) };
+    if (method === "GET" || method === "HEAD") {
+      const row = await getRow(ctx, model, id, listP);
+      const [obj] = await kit.visible(
+        ctx,
+        model,
+        await represent(ctx, model, [row], kit.isBrief(req) ? "nested" : "full", renderOpts(req, model)),
+      );
+      return kit.send(req, reply, 200, withTokenKey(ctx, model, obj!));
+    }
+    if (method === "OPTIONS")
+      return kit.send(
+        req,
+        reply,
+        200,
+        await optionsFor(ctx, model, "detail", req.auth, grantsOf(req, model)),
+      );
+    if (model.readOnly) throw new AppError(405, `Method "${method}" not allowed.`);
+    await getRow(ctx, model, id, { ...listP, action: method === "DELETE" ? "delete" : "change" });
+    if (method === "PUT" || method === "PATCH") {
+      await inTransaction(ctx, (t) => updateObject(t, model, id, req.body, method === "PATCH"));
+      const [obj] = await kit.renderIds(ctx, model, [id]);
+      return kit.send(req, reply, 200, obj);
+    }
+    if (method === "DELETE") {
+      await inTransaction(ctx, (t) => deleteObjects(t, model, [id]));
+      return reply.code(204).send();
+    }
+    throw new AppError(405, `Method "${method}" not allowed.`);
+  });
+}
+
+/** Refuse a bulk body of more than `max` items (issue 12), before any work is done. */
+export function checkBulkSize(items: unknown[], max: number): void {
+  if (items.length > max)
+    throw new ValidationError({
+      non_field_errors: [
+        `Too many items in one request: ${items.length} (the maximum is ${max}; INVENTORY_MAX_BULK).`,
+      ],
+    });
+}
+
+/** Validate a bulk update/delete body: a list of objects each with a UUID `id` (BulkOperationSerializer). */
+function bulkItems(body: unknown, maxBulk: number): Array<{ id: string; raw: Record<string, unknown> }> {
+  if (Array.isArray(body)) checkBulkSize(body, maxBulk);
+  if (!Array.isArray(body)) {
+    throw new ValidationError({
+      non_field_errors: [
+        `Expected a list of items but got type "${body === null ? "NoneType" : typeof body === "object" ? "dict" : typeof body}".`,
+      ],
+    });
+  }
+  const errs: unknown[] = [];
+  let bad = false;
+  const items = body.map((item) => {
+    if (!item || typeof item !== "object" || Array.isArray(item)) {
+      bad = true;
+      errs.push({ non_field_errors: ["Invalid data. Expected a dictionary."] });
+      return { id: "", raw: {} };
+    }
+    const raw = item as Record<string, unknown>;
+    if (!("id" in raw)) {
+      bad = true;
+      errs.push({ id: ["This field is required."] });
+      return { id: "", raw };
+    }
+    const id = typeof raw.id === "string" ? normalizeUuid(raw.id) : undefined;
+    if (!id) {
+      bad = true;
+      errs.push({ id: ["Must be a valid UUID."] });
+      return { id: "", raw };
+    }
+    errs.push({});
+    return { id, raw };
+  });
+  if (bad) throw new ValidationError(errs);
+  return items;
+}

@@ -1,0 +1,110 @@
+/**
+ * The API root, the app roots, `/api/status/`, the API documentation (Swagger UI from its npm package, no
+ * CDN; the document derived from the registry) and the small fixed endpoints pynautobot asks for
+ * (nautobot-api-core.md §1).
+ */
+import fastifySwagger from "@fastify/swagger";
+import fastifySwaggerUi from "@fastify/swagger-ui";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import YAML from "yaml";
+import { APPS } from "../../registry/index.ts";
+import { AppError, NotFoundError } from "../../service/errors.ts";
+import type { HttpKit } from "../kit.ts";
+import { openapiDocument } from "../openapi.ts";
+import { API_VERSIONS, VERSION } from "../versions.ts";
+
+/** Root, status, documentation and app-root routes. */
+export async function rootRoutes(app: FastifyInstance, { kit }: { kit: HttpKit }): Promise<void> {
+  // ---- roots ------------------------------------------------------------------------------------
+  app.get("/api/", async (req, reply) => {
+    const b = kit.baseUrl(req);
+    const body: Record<string, string> = {};
+    for (const a of [
+      "circuits",
+      "dcim",
+      "extras",
+      "ipam",
+      "plugins",
+      "status",
+      "tenancy",
+      "users",
+      "virtualization",
+    ]) {
+      body[a] = `${b}/api/${a}/`;
+    }
+    reply.header("Allow", "GET, HEAD, OPTIONS");
+    return kit.send(req, reply, 200, body);
+  });
+
+  app.get("/api/status/", async (req, reply) => {
+    const counts: Record<string, number> = {};
+    for (const key of [
+      "dcim.site",
+      "dcim.rack",
+      "dcim.device",
+      "dcim.interface",
+      "ipam.prefix",
+      "ipam.ipaddress",
+      "ipam.vlan",
+      "circuits.circuit",
+      "virtualization.virtualmachine",
+    ]) {
+      const m = kit.reg.get(key);
+      const r: any = await kit.store.db
+        .selectFrom(m.table)
+        .select((eb: any) => eb.fn.countAll().as("n"))
+        .executeTakeFirst();
+      counts[key] = Number(r?.n ?? 0);
+    }
+    return kit.send(req, reply, 200, {
+      "inventory-version": VERSION,
+      "nautobot-version": "1.6.32",
+      "node-version": process.versions.node,
+      "database-engine": kit.store.dialect.engine,
+      "installed-apps": {},
+      plugins: {},
+      "rq-workers-running": 0,
+      "celery-workers-running": 0,
+      "api-versions": API_VERSIONS,
+      counts,
+    });
+  });
+
+  // openapiDocument builds the document once and only sets `servers` per call.
+  const docFor = (req: FastifyRequest) => openapiDocument(kit.reg, kit.baseUrl(req));
+  // Interactive documentation: Swagger UI from its npm package (no CDN) over the registry's document.
+  await app.register(fastifySwagger, {
+    mode: "static",
+    specification: { document: openapiDocument(kit.reg, "") as any },
+  });
+  await app.register(fastifySwaggerUi, {
+    routePrefix: "/api/docs",
+    uiConfig: { docExpansion: "none", deepLinking: true },
+    transformSpecification: (_doc: unknown, req: FastifyRequest) => docFor(req),
+    transformSpecificationClone: false,
+  });
+  app.get("/api/swagger.json", async (req, reply) => kit.send(req, reply, 200, docFor(req)));
+  app.get("/api/swagger.yaml", async (req, reply) =>
+    reply
+      .type("application/yaml; charset=utf-8")
+      .send(YAML.stringify(docFor(req), { aliasDuplicateObjects: false })),
+  );
+
+  app.get("/api/plugins/", async (req, reply) =>
+    kit.send(req, reply, 200, { "installed-plugins": `${kit.baseUrl(req)}/api/plugins/installed-plugins/` }),
+  );
+  app.get("/api/plugins/installed-plugins/", async (req, reply) => kit.send(req, reply, 200, []));
+  app.get("/api/users/config/", async (req, reply) => kit.send(req, reply, 200, {}));
+
+  app.all("/api/:app/", async (req, reply) => {
+    const { app: appName } = req.params as { app: string };
+    if (!(APPS as readonly string[]).includes(appName) || appName === "plugins") throw new NotFoundError();
+    if (req.method !== "GET" && req.method !== "HEAD")
+      throw new AppError(405, `Method "${req.method}" not allowed.`);
+    const body: Record<string, string> = {};
+    const extra = appName === "users" ? ["config"] : [];
+    const entries = [...kit.reg.appModels(appName).map((m) => m.path), ...extra].sort();
+    for (const p of entries) body[p] = `${kit.baseUrl(req)}/api/${appName}/${p}/`;
+    return kit.send(req, reply, 200, body);
+  });
+}

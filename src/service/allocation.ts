@@ -1,0 +1,315 @@
+/**
+ * Allocation inside a parent prefix: the free addresses and free child prefixes of a prefix, and creating
+ * the next free ones (Nautobot 1.6 `PrefixViewSet.available_ips` / `available_prefixes`,
+ * `Prefix.get_available_ips` / `get_available_prefixes`; shared/reference/nautobot-models.md §3.4).
+ *
+ * Free space is computed from the stored range keys with index range scans, walking occupied hosts in
+ * batches, so a /8 or an IPv6 /64 is never enumerated. Creating goes through `createObject` (validation,
+ * change log, webhooks) inside one transaction that first takes the allocation lock
+ * (`Dialect.transactionLock`): concurrent allocators are serialised across processes and never hand out
+ * the same address or prefix twice (Nautobot holds a cache lock with a 5 s wait and does not promise this).
+ */
+import { type Family, formatAddress, ipKey } from "../net/ip.ts";
+import type { Model } from "../registry/index.ts";
+import type { Ctx } from "./context.ts";
+import { AppError, ValidationError } from "./errors.ts";
+import { type Row, statusesById } from "./rows.ts";
+import { createObject, inTransaction } from "./write.ts";
+
+/** 204 with Nautobot's `detail` when the parent has no room; nothing is created. */
+export class InsufficientSpaceError extends AppError {
+  override name = "InsufficientSpaceError";
+  constructor(detail: string) {
+    super(204, detail);
+  }
+}
+
+/** A parent prefix as the allocator sees it. */
+interface Parent {
+  family: Family;
+  bits: number;
+  start: bigint;
+  end: bigint;
+  length: number;
+  vrfId: string | null;
+  /** Global-table container: children in every VRF count (Nautobot `get_child_prefixes`/`get_child_ips`). */
+  anyVrf: boolean;
+  isPool: boolean;
+  text: string;
+}
+
+/** One free address (Nautobot `AvailableIPSerializer`: the parent's mask length). */
+export interface FreeAddress {
+  family: Family;
+  address: string;
+  vrf: string | null;
+}
+
+/** One free block (Nautobot `AvailablePrefixSerializer`). */
+export interface FreePrefix {
+  family: Family;
+  prefix: string;
+  vrf: string | null;
+}
+
+const LOCK_IPS = "available-ips";
+const LOCK_PREFIXES = "available-prefixes";
+/** Occupied hosts read per query while walking a prefix. */
+const HOST_BATCH = 1000;
+
+async function parentOf(ctx: Ctx, row: Row): Promise<Parent> {
+  const family = Number(row.prefix_family) as Family;
+  const status = (await statusesById(ctx)).get(row.status_id as string);
+  return {
+    family,
+    bits: family === 4 ? 32 : 128,
+    start: BigInt(`0x${row.prefix_start}`),
+    end: BigInt(`0x${row.prefix_end}`),
+    length: Number(row.prefix_len),
+    vrfId: (row.vrf_id as string | null) ?? null,
+    anyVrf: !row.vrf_id && status?.slug === "container",
+    isPool: !!row.is_pool,
+    text: String(row.prefix),
+  };
+}
+
+/** The VRF scope of children: the parent's VRF (or the global table), or every VRF for a global container. */
+function inScope<Q extends { where: (...a: any[]) => Q }>(q: Q, p: Parent): Q {
+  if (p.anyVrf) return q;
+  return p.vrfId === null ? q.where("vrf_id", "is", null) : q.where("vrf_id", "=", p.vrfId);
+}
+
+/** First and last address that may be handed out: IPv4 shorter than /31 and not a pool loses both ends. */
+function usable(p: Parent): [bigint, bigint] {
+  if (p.family === 4 && !p.isPool && p.length < 31) return [p.start + 1n, p.end - 1n];
+  return [p.start, p.end];
+}
+
+/** Free addresses of the parent in address order (lazily; stop iterating when you have enough). */
+async function* freeHosts(ctx: Ctx, p: Parent): AsyncGenerator<bigint> {
+  const [lo, hi] = usable(p);
+  let cursor = lo;
+  while (cursor <= hi) {
+    const q = ctx.db
+      .selectFrom("ipam_ipaddress")
+      .select("address_host")
+      .distinct()
+      .where("address_family", "=", p.family)
+      .where("address_host", ">=", ipKey(p.family, cursor))
+      .where("address_host", "<=", ipKey(p.family, hi));
+    const rows = await inScope(q, p).orderBy("address_host").limit(HOST_BATCH).execute();
+    for (const r of rows) {
+      const taken = BigInt(`0x${r.address_host}`);
+      while (cursor < taken) yield cursor++;
+      cursor = taken + 1n;
+    }
+    if (rows.length < HOST_BATCH) break;
+  }
+  while (cursor <= hi) yield cursor++;
+}
+
+/** How many addresses of the parent are free (for the "insufficient" message). */
+async function freeCount(ctx: Ctx, p: Parent): Promise<bigint> {
+  const [lo, hi] = usable(p);
+  if (hi < lo) return 0n;
+  const q = ctx.db
+    .selectFrom("ipam_ipaddress")
+    .select((eb: any) => eb.fn.count("address_host").distinct().as("n"))
+    .where("address_family", "=", p.family)
+    .where("address_host", ">=", ipKey(p.family, lo))
+    .where("address_host", "<=", ipKey(p.family, hi));
+  const r: any = await inScope(q, p).executeTakeFirst();
+  return hi - lo + 1n - BigInt(r?.n ?? 0);
+}
+
+/**
+ * Up to `limit` free addresses of a prefix, each with the parent's mask length and VRF id
+ * (Nautobot `available_ips` GET). @param row the stored prefix row
+ */
+export async function availableIps(ctx: Ctx, row: Row, limit: number): Promise<FreeAddress[]> {
+  const p = await parentOf(ctx, row);
+  const out: FreeAddress[] = [];
+  if (limit <= 0) return out;
+  for await (const v of freeHosts(ctx, p)) {
+    out.push({ family: p.family, address: `${formatAddress(p.family, v)}/${p.length}`, vrf: p.vrfId });
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+/** Free ranges of the parent after removing its child prefixes, in address order. */
+async function freeRanges(ctx: Ctx, p: Parent): Promise<Array<[bigint, bigint]>> {
+  const q = ctx.db
+    .selectFrom("ipam_prefix")
+    .select(["prefix_start", "prefix_end"])
+    .where("prefix_family", "=", p.family)
+    .where("prefix_start", ">=", ipKey(p.family, p.start))
+    .where("prefix_end", "<=", ipKey(p.family, p.end))
+    .where("prefix_len", ">", p.length);
+  const children = await inScope(q, p).orderBy("prefix_start").execute();
+  const out: Array<[bigint, bigint]> = [];
+  let cursor = p.start;
+  for (const c of children) {
+    const s = BigInt(`0x${c.prefix_start}`);
+    const e = BigInt(`0x${c.prefix_end}`);
+    if (s > cursor) out.push([cursor, s - 1n]);
+    if (e + 1n > cursor) cursor = e + 1n;
+  }
+  if (cursor <= p.end) out.push([cursor, p.end]);
+  return out;
+}
+
+/** The minimal CIDR blocks covering a range, in address order (netaddr `IPSet.iter_cidrs`). */
+function cidrsOf(range: [bigint, bigint], bits: number): Array<{ start: bigint; length: number }> {
+  const out: Array<{ start: bigint; length: number }> = [];
+  let [s] = range;
+  const e = range[1];
+  while (s <= e) {
+    let hostBits = 0;
+    while (hostBits < bits) {
+      const size = 1n << BigInt(hostBits + 1);
+      if (s % size !== 0n || s + size - 1n > e) break;
+      hostBits++;
+    }
+    out.push({ start: s, length: bits - hostBits });
+    s += 1n << BigInt(hostBits);
+  }
+  return out;
+}
+
+/** Free child prefixes of a prefix (Nautobot `available_prefixes` GET). */
+export async function availablePrefixes(ctx: Ctx, row: Row): Promise<FreePrefix[]> {
+  const p = await parentOf(ctx, row);
+  return (await freeRanges(ctx, p)).flatMap((r) =>
+    cidrsOf(r, p.bits).map((c) => ({
+      family: p.family,
+      prefix: `${formatAddress(p.family, c.start)}/${c.length}`,
+      vrf: p.vrfId,
+    })),
+  );
+}
+
+/** DRF's message for a list item that is not an object. */
+function notADict(v: unknown): string {
+  const t = v === null ? "NoneType" : Array.isArray(v) ? "list" : typeof v === "string" ? "str" : typeof v;
+  return `Invalid data. Expected a dictionary, but got ${t}.`;
+}
+
+/** The request body as a list of objects; 400 in DRF's words for anything else. */
+function itemsOf(body: unknown): { items: Array<Record<string, unknown>>; many: boolean } {
+  const many = Array.isArray(body);
+  const list = many ? (body as unknown[]) : [body];
+  const bad = list.map((v) =>
+    v && typeof v === "object" && !Array.isArray(v) ? {} : { non_field_errors: [notADict(v)] },
+  );
+  if (bad.some((b) => Object.keys(b).length)) throw new ValidationError(many ? bad : bad[0]!);
+  return { items: list.map((v) => ({ ...(v as Record<string, unknown>) })), many };
+}
+
+/** Create each item (a list answers with positional errors, as DRF's ListSerializer). */
+async function createAll(ctx: Ctx, model: Model, items: Array<Record<string, unknown>>, many: boolean) {
+  if (!many) return [await createObject(ctx, model, items[0])];
+  const ids: string[] = [];
+  const errs: unknown[] = [];
+  for (const item of items) {
+    try {
+      ids.push(await createObject(ctx, model, item));
+      errs.push({});
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      errs.push(e.errors);
+    }
+  }
+  if (errs.some((x) => Object.keys(x as object).length)) throw new ValidationError(errs);
+  return ids;
+}
+
+/**
+ * Create one IP address per body item at the next free addresses of the prefix `prefixId` (Nautobot
+ * `available_ips` POST): `address` and `vrf` are set from the parent, every other IPAddress field is taken
+ * from the item and validated as a normal create. `readParent` reads the prefix row inside the transaction,
+ * after the lock (404 when the user may not see it).
+ * @returns the new ids, in body order; `many` tells whether the body was a list.
+ * @throws InsufficientSpaceError (204) when fewer addresses are free than items were sent;
+ *   ValidationError (400) for a body item that is not an object or does not validate.
+ */
+export async function allocateIps(
+  ctx: Ctx,
+  body: unknown,
+  readParent: (t: Ctx) => Promise<Row>,
+): Promise<{ ids: string[]; many: boolean }> {
+  const { items, many } = itemsOf(body);
+  const ipModel = ctx.reg.get("ipam.ipaddress");
+  return inTransaction(ctx, async (t) => {
+    await t.store.dialect.transactionLock(t.db, LOCK_IPS);
+    const p = await parentOf(t, await readParent(t));
+    const free: bigint[] = [];
+    if (items.length) {
+      for await (const v of freeHosts(t, p)) {
+        free.push(v);
+        if (free.length >= items.length) break;
+      }
+    }
+    if (free.length < items.length) {
+      throw new InsufficientSpaceError(
+        `An insufficient number of IP addresses are available within the prefix ${p.text} (${items.length} requested, ${await freeCount(t, p)} available)`,
+      );
+    }
+    items.forEach((item, i) => {
+      item.address = `${formatAddress(p.family, free[i]!)}/${p.length}`;
+      item.vrf = p.vrfId;
+    });
+    return { ids: await createAll(t, ipModel, items, many), many };
+  });
+}
+
+/**
+ * Create one child prefix per body item in the first free block that fits its `prefix_length` (Nautobot
+ * `available_prefixes` POST and `PrefixLengthSerializer`): `prefix` and `vrf` are set by the allocator.
+ * @throws ValidationError (400, always a list, Nautobot's wording) for a missing, non-integer or too long
+ *   `prefix_length`; InsufficientSpaceError (204) when any item does not fit; ValidationError for items
+ *   that do not validate as prefixes.
+ */
+export async function allocatePrefixes(
+  ctx: Ctx,
+  body: unknown,
+  readParent: (t: Ctx) => Promise<Row>,
+): Promise<{ ids: string[]; many: boolean }> {
+  const { items, many } = itemsOf(body);
+  const prefixModel = ctx.reg.get("ipam.prefix");
+  return inTransaction(ctx, async (t) => {
+    await t.store.dialect.transactionLock(t.db, LOCK_PREFIXES);
+    const p = await parentOf(t, await readParent(t));
+    const lengthErrors = items.map((item): Record<string, string> => {
+      const len = item.prefix_length;
+      if (len === undefined || len === null) return { prefix_length: "this field can not be missing" };
+      if (typeof len !== "number" || !Number.isInteger(len))
+        return { prefix_length: "this field must be int type" };
+      if (len > p.bits || len < 0)
+        return { prefix_length: `Invalid prefix length (${len}) for IPv${p.family}` };
+      return {};
+    });
+    if (lengthErrors.some((e) => Object.keys(e).length)) throw new ValidationError(lengthErrors);
+    let ranges = await freeRanges(t, p);
+    for (const item of items) {
+      const want = item.prefix_length as number;
+      const block = ranges.flatMap((r) => cidrsOf(r, p.bits)).find((c) => c.length <= want);
+      if (!block)
+        throw new InsufficientSpaceError(
+          "Insufficient space is available to accommodate the requested prefix size(s)",
+        );
+      const taken: [bigint, bigint] = [block.start, block.start + (1n << BigInt(p.bits - want)) - 1n];
+      ranges = ranges.flatMap(([s, e]): Array<[bigint, bigint]> => {
+        if (taken[1] < s || taken[0] > e) return [[s, e]];
+        const rest: Array<[bigint, bigint]> = [];
+        if (s < taken[0]) rest.push([s, taken[0] - 1n]);
+        if (taken[1] < e) rest.push([taken[1] + 1n, e]);
+        return rest;
+      });
+      delete item.prefix_length;
+      item.prefix = `${formatAddress(p.family, block.start)}/${want}`;
+      item.vrf = p.vrfId;
+    }
+    return { ids: await createAll(t, prefixModel, items, many), many };
+  });
+}
