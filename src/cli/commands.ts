@@ -8,6 +8,8 @@ import { type Config, configFromEnv } from "../config.ts";
 import { buildApp, VERSION } from "../http/app.ts";
 import { registry } from "../registry/index.ts";
 import { createToken, ensureSuperuser } from "../service/accounts.ts";
+import { ensurePaths } from "../service/cable-paths.ts";
+import { makeCtx } from "../service/context.ts";
 import { openStore, type Store } from "../store/db.ts";
 import { migrate } from "../store/migrate.ts";
 import { startReceiver } from "../webhooks/receiver.ts";
@@ -20,8 +22,16 @@ interface DbOpts {
 async function open(opts: DbOpts): Promise<Store> {
   const url = opts.database ?? configFromEnv().databaseUrl;
   const store = await openStore(url);
-  await migrate(store, registry());
+  await upgrade(store);
   return store;
+}
+
+/** Schema migration, then one-time data upgrades (cable paths of cables that predate stored paths). */
+async function upgrade(store: Store): Promise<void> {
+  await migrate(store, registry());
+  await ensurePaths(
+    makeCtx({ store, reg: registry(), settings: { enforceGlobalUnique: false, changelog: false } }),
+  );
 }
 
 /** `inventory migrate` */
@@ -97,7 +107,7 @@ export async function runServe(
     demoToken = demo.token;
   }
   const store = await openStore(config.databaseUrl);
-  await migrate(store, registry());
+  await upgrade(store);
   const app = await buildApp({ store, reg: registry(), config, logger });
   await app.listen({ host: config.host, port: config.port });
   const worker =

@@ -18,6 +18,7 @@ import { mapError } from "./errors.ts";
 import { makeKit, queryParams } from "./kit.ts";
 import { LoginLimiter } from "./login-limit.ts";
 import { allocationRoutes } from "./routes/allocation.ts";
+import { cablePathRoutes } from "./routes/cable-paths.ts";
 import { deliveryRoutes } from "./routes/deliveries.ts";
 import { modelRoutes } from "./routes/models.ts";
 import { rootRoutes } from "./routes/roots.ts";
@@ -215,6 +216,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(rootRoutes, { kit });
   await app.register(deliveryRoutes, { kit });
   await app.register(allocationRoutes, { kit });
+  await app.register(cablePathRoutes, { kit });
   await app.register(modelRoutes, { kit });
 
   return app;

@@ -2,6 +2,8 @@
  * OpenAPI paths of the detail actions beside the generic model endpoints (webhook retries, allocation),
  * merged into the document by `openapiDocument`. Component names follow openapi.ts (`IpamPrefix`, …).
  */
+import type { Registry } from "../registry/index.ts";
+
 type Schema = Record<string, unknown>;
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
@@ -21,6 +23,42 @@ const NO_ROOM = { description: "No room in the prefix: nothing was created (Naut
 
 /** Schemas used only by the actions. */
 export const actionSchemas: Record<string, Schema> = {
+  CablePath: {
+    type: "object",
+    properties: {
+      id: UUID,
+      origin_type: { type: "string" },
+      origin: { type: "object", additionalProperties: true },
+      destination_type: { type: "string", nullable: true },
+      destination: { type: "object", additionalProperties: true, nullable: true },
+      path: { type: "array", items: { type: "object", additionalProperties: true } },
+      is_active: { type: "boolean" },
+      is_split: { type: "boolean" },
+    },
+    required: [
+      "id",
+      "origin_type",
+      "origin",
+      "destination_type",
+      "destination",
+      "path",
+      "is_active",
+      "is_split",
+    ],
+  },
+  InterfaceConnection: {
+    type: "object",
+    properties: {
+      id: UUID,
+      display: { type: "string" },
+      interface_a: ref("NestedDcimInterface"),
+      interface_b: { allOf: [ref("NestedDcimInterface")], nullable: true },
+      connected_endpoint_reachable: { type: "boolean", nullable: true },
+      created: { type: "string", nullable: true },
+      last_updated: { type: "string", nullable: true },
+    },
+    required: ["id", "display", "interface_a", "interface_b", "connected_endpoint_reachable"],
+  },
   AvailableIP: {
     type: "object",
     properties: {
@@ -48,9 +86,103 @@ export const actionSchemas: Record<string, Schema> = {
   },
 };
 
+const ANY_OBJECT: Schema = { type: "object", additionalProperties: true };
+const NESTED_OR_NULL: Schema = { ...ANY_OBJECT, nullable: true };
+
+/** Trace, paths, connection lists and the connected-device locator (routes/cable-paths.ts). */
+function cablePathPaths(reg: Registry): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const op = (
+    id: string,
+    tag: string,
+    description: string,
+    responses: Record<string, unknown>,
+    parameters?: unknown[],
+  ) => ({
+    get: { operationId: id, tags: [tag], description, ...(parameters ? { parameters } : {}), responses },
+  });
+  for (const m of reg.models.values()) {
+    const base = `/${m.app}/${m.path}/{id}`;
+    const id = `${m.app}_${m.path.replace(/-/g, "_")}`;
+    if ("connected_endpoint" in m.fields)
+      out[`${base}/trace/`] = {
+        parameters: [ID_PARAM],
+        ...op(
+          `${id}_trace`,
+          m.app,
+          "The cable path from this endpoint as `[near end, cable, far end]` segments (Nautobot `PathEndpointMixin.trace`).",
+          {
+            200: json({
+              type: "array",
+              items: { type: "array", minItems: 3, maxItems: 3, items: NESTED_OR_NULL },
+            }),
+            ...errors(403, 404),
+          },
+        ),
+      };
+    if (m.key === "dcim.frontport" || m.key === "dcim.rearport")
+      out[`${base}/paths/`] = {
+        parameters: [ID_PARAM],
+        ...op(`${id}_paths`, m.app, "The cable paths that pass through this port.", {
+          200: json({ type: "array", items: ref("CablePath") }),
+          ...errors(403, 404),
+        }),
+      };
+  }
+  const filter = (name: string) => ({
+    name,
+    in: "query",
+    required: false,
+    schema: { type: "array", items: { type: "string" } },
+    style: "form",
+    explode: true,
+  });
+  const page = [
+    { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 0 } },
+    { name: "offset", in: "query", required: false, schema: { type: "integer", minimum: 0 } },
+  ];
+  for (const [path, item, extra] of [
+    ["interface-connections", "InterfaceConnection", []],
+    ["console-connections", "DcimConsoleport", ["name"]],
+    ["power-connections", "DcimPowerport", ["name"]],
+  ] as const) {
+    out[`/dcim/${path}/`] = op(
+      `dcim_${path.replace(/-/g, "_")}_list`,
+      "dcim",
+      "Endpoints whose cable path reaches another endpoint.",
+      {
+        200: json({
+          type: "object",
+          properties: {
+            count: { type: "integer" },
+            next: { type: "string", nullable: true },
+            previous: { type: "string", nullable: true },
+            results: { type: "array", items: ref(item) },
+          },
+          required: ["count", "next", "previous", "results"],
+        }),
+        ...errors(400, 403),
+      },
+      [...["site", "device_id", "device", ...extra].map(filter), ...page],
+    );
+  }
+  out["/dcim/connected-device/"] = op(
+    "dcim_connected_device_list",
+    "dcim",
+    "The device at the far end of a peer device's interface (an empty body when nothing is connected).",
+    { 200: json(ref("DcimDevice")), ...errors(400, 403, 404) },
+    [
+      { name: "peer_device", in: "query", required: true, schema: { type: "string" } },
+      { name: "peer_interface", in: "query", required: true, schema: { type: "string" } },
+    ],
+  );
+  return out;
+}
+
 /** Paths of the actions, keyed as in `paths` (relative to `/api`). */
-export function actionPaths(): Record<string, unknown> {
+export function actionPaths(reg: Registry): Record<string, unknown> {
   return {
+    ...cablePathPaths(reg),
     "/extras/webhook-deliveries/{id}/retry/": {
       post: {
         operationId: "extras_webhook_deliveries_retry",

@@ -399,7 +399,7 @@ export function openapiDocument(reg: Registry, baseUrl: string): Record<string, 
       paths[`/${m.app}/${m.path}/`] = list;
       paths[`/${m.app}/${m.path}/{id}/`] = detail;
     }
-    Object.assign(paths, actionPaths());
+    Object.assign(paths, actionPaths(reg));
     Object.assign(schemas, actionSchemas);
     cached = {
       openapi: "3.0.3",

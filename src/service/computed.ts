@@ -5,6 +5,7 @@
 
 import type { Model } from "../registry/index.ts";
 import type { ComputedField } from "../registry/meta.ts";
+import { type CablePath, pathsOf } from "./cable-paths.ts";
 import type { Ctx } from "./context.ts";
 import { type Mode, nestedFor } from "./represent.ts";
 import { chunks, type Row, rowsById, rowsWhereIn } from "./rows.ts";
@@ -16,17 +17,6 @@ type Loader = (
   field: ComputedField & { path?: string },
   mode: Mode,
 ) => Promise<unknown[]>;
-
-/** Path endpoint content types: the far end of a cable that is an endpoint (not a pass-through port). */
-const PATH_ENDPOINTS = new Set([
-  "dcim.interface",
-  "dcim.consoleport",
-  "dcim.consoleserverport",
-  "dcim.powerport",
-  "dcim.poweroutlet",
-  "dcim.powerfeed",
-  "circuits.circuittermination",
-]);
 
 async function treeDepth(ctx: Ctx, model: Model, rows: readonly Row[]): Promise<unknown[]> {
   const parentCol = `${model.tree ?? "parent"}_id`;
@@ -76,19 +66,14 @@ async function renderRefs(ctx: Ctx, refs: Array<{ type: string; id: string } | n
   return refs.map((p) => (p ? (objs.get(`${p.type}:${p.id}`) ?? null) : null));
 }
 
-async function endpoints(ctx: Ctx, model: Model, rows: readonly Row[]) {
-  const peers = await cablePeers(ctx, model, rows);
-  return peers.map((p) => (p && PATH_ENDPOINTS.has(p.type) ? p : null));
+/** Stored paths of rows that are path endpoints (one query per page), aligned with `rows`. */
+async function rowPaths(ctx: Ctx, rows: readonly Row[]): Promise<Array<CablePath | null>> {
+  const paths = await pathsOf(
+    ctx,
+    rows.map((r) => r.id as string),
+  );
+  return rows.map((r) => paths.get(r.id) ?? null);
 }
-
-const connectedStatus = async (ctx: Ctx): Promise<string | undefined> => {
-  const st = await ctx.db
-    .selectFrom("extras_status")
-    .select("id")
-    .where("slug", "=", "connected")
-    .executeTakeFirst();
-  return st?.id as string | undefined;
-};
 
 /** Deep merge of config context data (later wins; objects merged recursively). */
 function deepMerge(into: Record<string, unknown>, from: Record<string, unknown>): Record<string, unknown> {
@@ -334,14 +319,16 @@ const LOADERS: Record<string, Loader> = {
   cable_peer: async (ctx, model, rows) => renderRefs(ctx, await cablePeers(ctx, model, rows)),
   cable_peer_type: async (ctx, model, rows) =>
     (await cablePeers(ctx, model, rows)).map((p) => p?.type ?? null),
-  connected_endpoint: async (ctx, model, rows) => renderRefs(ctx, await endpoints(ctx, model, rows)),
-  connected_endpoint_type: async (ctx, model, rows) =>
-    (await endpoints(ctx, model, rows)).map((p) => p?.type ?? null),
-  connected_endpoint_reachable: async (ctx, model, rows) => {
-    const eps = await endpoints(ctx, model, rows);
-    const connected = await connectedStatus(ctx);
-    return eps.map((p) => (p ? p.cable.status_id === connected : null));
-  },
+  // Nautobot PathEndpoint: the destination of the stored path; reachable = the path is active.
+  connected_endpoint: async (ctx, _model, rows) =>
+    renderRefs(
+      ctx,
+      (await rowPaths(ctx, rows)).map((p) => p?.destination ?? null),
+    ),
+  connected_endpoint_type: async (ctx, _model, rows) =>
+    (await rowPaths(ctx, rows)).map((p) => p?.destination?.type ?? null),
+  connected_endpoint_reachable: async (ctx, _model, rows) =>
+    (await rowPaths(ctx, rows)).map((p) => (p ? p.isActive : null)),
   nat_outside: async (ctx, model, rows) => {
     const outs = await rowsWhereIn(
       ctx,

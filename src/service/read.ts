@@ -6,7 +6,7 @@
  * skipped when the first page is shorter than the limit.
  */
 import { type SelectQueryBuilder, sql } from "kysely";
-import { compileFilters, RESERVED_PARAMS } from "../query/filters.ts";
+import { type Cond, compileFilters, RESERVED_PARAMS } from "../query/filters.ts";
 import type { Model } from "../registry/index.ts";
 import { orderColumns } from "../store/ordering.ts";
 import type { Ctx } from "./context.ts";
@@ -25,6 +25,8 @@ export interface ListParams {
   ownerColumn?: [string, string];
   /** Permission action whose constraints restrict the rows (default `view`). */
   action?: Action;
+  /** An extra condition on the rows (alias `t`), built by the service (e.g. `connectedOnly`). */
+  extra?: Cond;
 }
 
 async function filtered(ctx: Ctx, model: Model, p: ListParams): Promise<SelectQueryBuilder<any, any, any>> {
@@ -37,6 +39,7 @@ async function filtered(ctx: Ctx, model: Model, p: ListParams): Promise<SelectQu
   let q = ctx.db.selectFrom(`${model.table} as t`);
   if (cond) q = q.where(cond);
   if (p.ownerColumn) q = q.where(`t.${p.ownerColumn[0]}`, "=", p.ownerColumn[1]);
+  if (p.extra) q = q.where(p.extra);
   const allowed = await restriction(ctx, model, p.action ?? "view");
   if (allowed) q = q.where(allowed);
   return q;

@@ -14,6 +14,7 @@ import type { Model } from "../registry/index.ts";
 import type { ValidateArgs } from "../registry/meta.ts";
 import { joinTable } from "../store/ddl.ts";
 import { storedTime } from "../store/values.ts";
+import { pathsAfterDelete, pathsAfterWrite } from "./cable-paths.ts";
 import type { Ctx } from "./context.ts";
 import {
   AppError,
@@ -248,6 +249,7 @@ export async function createObject(
   await writeRelations(ctx, model, id, record, parsed.touched, parsed.tags, true);
   if (model.afterWrite)
     await runHook(ctx, model.afterWrite, { action: "create", id, data: record, before: undefined });
+  await pathsAfterWrite(ctx, model, id, record);
   pending(ctx).push({ model, id, action: "create" });
   // The saved object must fall inside the user's `add` constraints (Nautobot 1.6: 403 and rollback).
   if (ctx.grants && !(await permits(ctx, model, id, "add"))) throw new PermissionDenied();
@@ -311,6 +313,7 @@ export async function updateObject(
     await ctx.db.updateTable(model.table).set(cols).where("id", "=", id).execute();
   await writeRelations(ctx, model, id, record, parsed.touched, parsed.tags, false);
   if (model.afterWrite) await runHook(ctx, model.afterWrite, { action: "update", id, data: record, before });
+  await pathsAfterWrite(ctx, model, id, record);
   pending(ctx).push({ model, id, action: "update", ...(prechange ? { prechange } : {}) });
   if (ctx.grants && !(await permits(ctx, model, id, "change"))) throw new PermissionDenied();
 }
@@ -449,6 +452,7 @@ export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Prom
         await ctx.db.deleteFrom("extras_taggeditem").where("tag_id", "in", part).execute();
     }
   }
+  await pathsAfterDelete(ctx, doomed);
 }
 
 /**

@@ -159,6 +159,34 @@ export function schemaFor(reg: Registry, dialect: Dialect): { tables: TableSpec[
     ],
     primaryKey: ["key"],
   });
+  // Cable paths (service/cable-paths.ts; Nautobot dcim.CablePath): one row per origin, and its nodes.
+  tables.push({
+    name: "dcim_cablepath",
+    columns: [
+      ["id", "TEXT NOT NULL"],
+      ["origin_type", "TEXT NOT NULL"],
+      ["origin_id", "TEXT NOT NULL"],
+      ["destination_type", "TEXT"],
+      ["destination_id", "TEXT"],
+      ["path", "TEXT NOT NULL"],
+      ["is_active", "INTEGER NOT NULL"],
+      ["is_split", "INTEGER NOT NULL"],
+    ],
+    primaryKey: ["id"],
+  });
+  ix("dcim_cablepath", ["origin_id"], true);
+  ix("dcim_cablepath", ["destination_id"]);
+  tables.push({
+    name: "dcim_cablepath_node",
+    columns: [
+      ["path_id", "TEXT NOT NULL"],
+      ["position", "INTEGER NOT NULL"],
+      ["node_type", "TEXT NOT NULL"],
+      ["node_id", "TEXT NOT NULL"],
+    ],
+    primaryKey: ["path_id", "position"],
+  });
+  ix("dcim_cablepath_node", ["node_id"]);
   return { tables, indexes };
 }
 

@@ -102,8 +102,12 @@ export async function rootRoutes(app: FastifyInstance, { kit }: { kit: HttpKit }
     if (req.method !== "GET" && req.method !== "HEAD")
       throw new AppError(405, `Method "${req.method}" not allowed.`);
     const body: Record<string, string> = {};
-    const extra = appName === "users" ? ["config"] : [];
-    const entries = [...kit.reg.appModels(appName).map((m) => m.path), ...extra].sort();
+    // Views beside the models (Nautobot's routers register them on the app root too).
+    const extra: Record<string, string[]> = {
+      users: ["config"],
+      dcim: ["connected-device", "console-connections", "interface-connections", "power-connections"],
+    };
+    const entries = [...kit.reg.appModels(appName).map((m) => m.path), ...(extra[appName] ?? [])].sort();
     for (const p of entries) body[p] = `${kit.baseUrl(req)}/api/${appName}/${p}/`;
     return kit.send(req, reply, 200, body);
   });

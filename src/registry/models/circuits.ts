@@ -156,7 +156,9 @@ export const circuitTermination = defineModel({
   },
   nested: ["circuit", "term_side", "cable"],
   displayUses: ["site", "provider_network"],
-  display: (r, rel) => `Termination ${r.term_side}: ${rel.site?.name ?? rel.provider_network?.display ?? ""}`,
+  // Nautobot `CircuitTermination.__str__`: "Termination A: <site or provider network>".
+  display: (r, rel) =>
+    `Termination ${r.term_side}: ${rel.site?.display ?? rel.site?.name ?? rel.provider_network?.display ?? ""}`,
   ordering: ["circuit", "term_side"],
   search: ["xconnect_id", "pp_info", "description"],
   uniqueTogether: [{ fields: ["circuit", "term_side"] }],
