@@ -3,7 +3,7 @@
  * PostgreSQL runs when reachable (CI starts it); set TEST_DB=sqlite to run SQLite only.
  * Exit code is non-zero when any run fails.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
@@ -54,13 +54,42 @@ for (const engine of engines) {
   }
   run(`integration on ${engine}`, integration, { TEST_DB: engine });
 }
-// Schemathesis against the OpenAPI document (issue 5); FUZZ=0 skips it.
-if (process.env.FUZZ !== "0") {
-  process.stdout.write("\n# schemathesis against /api/swagger.json\n");
-  const r = spawnSync(process.execPath, ["scripts/fuzz.ts"], {
-    stdio: "inherit",
-    env: { FUZZ_EXAMPLES: "5", ...process.env },
-  });
-  if (r.status !== 0) failed = true;
+// The slow end-to-end suites run side by side (they start their own servers), each printed when done:
+// schemathesis against the OpenAPI document (issue 5; FUZZ=0 skips it) and the real clients, pynautobot and
+// the networktocode.nautobot Ansible collection, on both engines (issue 9; COMPAT=0 skips it).
+const suites: Array<[string, string, Record<string, string>]> = [];
+if (process.env.FUZZ !== "0")
+  suites.push(["schemathesis against /api/swagger.json", "scripts/fuzz.ts", { FUZZ_EXAMPLES: "5" }]);
+if (process.env.COMPAT !== "0")
+  suites.push([
+    "compat: pynautobot 1.5.5 and networktocode.nautobot 4.5.1",
+    "scripts/compat.ts",
+    process.env.TEST_DB ? { COMPAT_DB: process.env.TEST_DB } : {},
+  ]);
+const results = await Promise.all(
+  suites.map(
+    ([label, script, env]) =>
+      new Promise<{ label: string; code: number | null; out: string }>((done) => {
+        const child = spawn(process.execPath, [script], {
+          env: { ...env, ...process.env },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let out = "";
+        child.stdout.on("data", (d) => {
+          out += d;
+        });
+        child.stderr.on("data", (d) => {
+          out += d;
+        });
+        child.on("close", (code) => done({ label, code, out }));
+      }),
+  ),
+);
+for (const r of results) {
+  process.stdout.write(`\n# ${r.label}\n${r.out}`);
+  if (r.code !== 0) {
+    process.stdout.write(`# ${r.label}: FAILED (exit ${r.code})\n`);
+    failed = true;
+  }
 }
 process.exit(failed ? 1 : 0);

@@ -512,8 +512,12 @@ function searchFilter(fields: readonly string[]): Filter {
           if (net) {
             const s = ipKey(net.family, net.start);
             const e = ipKey(net.family, net.end);
+            // IP addresses: the host lies in the typed network (Nautobot `IPAddressFilterSet.search`,
+            // `net_host_contained`); prefixes: contained in it or containing it.
             conds.push(
-              sql<boolean>`(${col(`${name}_family`)} = ${net.family} AND ${col(`${name}_start`)} <= ${e} AND ${col(`${name}_end`)} >= ${s})`,
+              fd.mode === "host"
+                ? sql<boolean>`(${col(`${name}_family`)} = ${net.family} AND ${col(`${name}_host`)} >= ${s} AND ${col(`${name}_host`)} <= ${e})`
+                : sql<boolean>`(${col(`${name}_family`)} = ${net.family} AND ${col(`${name}_start`)} <= ${e} AND ${col(`${name}_end`)} >= ${s})`,
             );
           }
           continue;

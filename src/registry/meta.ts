@@ -135,6 +135,8 @@ export interface M2mField extends FieldBase {
 }
 export interface StatusField extends FieldBase {
   kind: "status";
+  /** Status slug stored on create when the field is read-only on the wire (interfaces at API 1.2). */
+  default?: string;
 }
 export interface ContentTypeField extends FieldBase {
   kind: "ct";

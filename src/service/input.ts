@@ -536,7 +536,9 @@ export async function parseWrite(
         record[name] =
           fd.kind === "datetime"
             ? defaultOf(fd)
-            : (record[name] ?? (fd.kind === "m2m" || fd.kind === "cts" ? [] : null));
+            : fd.kind === "status" && fd.default
+              ? fd.default
+              : (record[name] ?? (fd.kind === "m2m" || fd.kind === "cts" ? [] : null));
       continue;
     }
     if (fd.kind === "gfk") {

@@ -178,7 +178,7 @@ export async function cablePathRoutes(app: FastifyInstance, { kit }: { kit: Http
       : { rows: [] };
     if (!rows.length) throw new NotFoundError();
     const dest = (await pathsOf(ctx, [rows[0]!.id as string])).get(rows[0]!.id as string)?.destination;
-    if (!dest || dest.type !== "dcim.interface") {
+    if (dest?.type !== "dcim.interface") {
       // Nautobot answers `Response()`: 200 with an empty body.
       return reply.code(200).header("Content-Type", "application/json").send("");
     }

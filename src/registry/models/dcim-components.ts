@@ -58,6 +58,8 @@ function component(args: {
   fields: Record<string, FieldDef>;
   cable?: boolean;
   endpoint?: boolean;
+  /** Fields rendered after the cable and path fields (Nautobot's serializer order). */
+  trailing?: Record<string, FieldDef>;
   nested?: string[];
   validate?: ModelDef["validate"];
   filters?: Record<string, FilterDef>;
@@ -67,6 +69,7 @@ function component(args: {
   const fields: Record<string, FieldDef> = { ...base(), ...args.fields };
   if (args.cable) Object.assign(fields, cableFields());
   if (args.endpoint) Object.assign(fields, pathFields());
+  if (args.trailing) Object.assign(fields, args.trailing);
   return defineModel({
     app: "dcim",
     name: args.name,
@@ -131,8 +134,11 @@ export const interfaceModel = component({
   path: "interfaces",
   cable: true,
   endpoint: true,
+  trailing: { count_ipaddresses: f.count("ipam.ipaddress", "assigned_object") },
   fields: {
-    status: { ...f.status(), required: false },
+    // Nautobot 1.6 `InterfaceSerializerVersion12`: no `status` on the wire at API 1.2 (a given status is
+    // ignored); Nautobot then stores none, we store "active" so filters and later API versions see one.
+    status: { ...f.status(), required: false, readOnly: true, hidden: true, default: "active" },
     type: f.choice(INTERFACE_TYPES, { required: true }),
     enabled: f.bool(true),
     parent_interface: f.ofk("dcim.interface", "CASCADE", { filterKey: "name" }),
@@ -145,7 +151,6 @@ export const interfaceModel = component({
     mode: f.choice(INTERFACE_MODES),
     untagged_vlan: f.ofk("ipam.vlan", "SET_NULL", { filterKey: "vid" }),
     tagged_vlans: f.m2m("ipam.vlan", { filterKey: "vid" }),
-    count_ipaddresses: f.count("ipam.ipaddress", "assigned_object"),
   },
   filters: {
     kind: { kind: "custom", fn: "interface_kind" },

@@ -389,7 +389,8 @@ export const vlan = defineModel({
     if (d.group) {
       const g = await a.get("ipam.vlangroup", d.group);
       if (g && (g.site ?? null) !== (d.site ?? null)) {
-        const s = g.site ? await a.get("dcim.site", g.site) : undefined;
+        // Nautobot names the VLAN's own site (`self.site`), "None" when it has none.
+        const s = d.site ? await a.get("dcim.site", d.site) : undefined;
         a.error("group", `VLAN group must belong to the assigned site (${s?.name ?? "None"}).`);
       }
       if (g?.location && d.location && g.location !== d.location) {
