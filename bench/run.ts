@@ -123,6 +123,57 @@ const headers = {
   "Content-Type": "application/json",
 };
 
+/** POST through the API (bench setup); throws on a non-2xx answer. */
+const post = async (path: string, body: unknown): Promise<any> => {
+  const r = await fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+  const j = await r.json();
+  if (!r.ok) throw new Error(`${path}: ${r.status} ${JSON.stringify(j)}`);
+  return j;
+};
+// Issue 9 scenarios: a /16 to allocate from, and a patch-panel path to trace
+// (interface → front port → rear port → trunk → rear port → front port → interface).
+const allocParent = await post("/api/ipam/prefixes/", { prefix: "10.200.0.0/16", status: "active" });
+const traceOrigin = await (async () => {
+  const site = await post("/api/dcim/sites/", { name: "Bench paths", status: "active" });
+  const man = await post("/api/dcim/manufacturers/", { name: "Bench paths maker" });
+  const dt = await post("/api/dcim/device-types/", { model: "Bench paths type", manufacturer: man.id });
+  const role = await post("/api/dcim/device-roles/", { name: "Bench paths role" });
+  const dev = async (name: string) =>
+    post("/api/dcim/devices/", {
+      name,
+      site: site.id,
+      device_type: dt.id,
+      device_role: role.id,
+      status: "active",
+    });
+  const [a, b, p1, p2] = [await dev("bp-a"), await dev("bp-b"), await dev("bp-pp1"), await dev("bp-pp2")];
+  const ia = await post("/api/dcim/interfaces/", { device: a.id, name: "e1", type: "1000base-t" });
+  const ib = await post("/api/dcim/interfaces/", { device: b.id, name: "e1", type: "1000base-t" });
+  const ports = async (d: { id: string }) => {
+    const rear = await post("/api/dcim/rear-ports/", { device: d.id, name: "r1", type: "lc", positions: 1 });
+    const front = await post("/api/dcim/front-ports/", {
+      device: d.id,
+      name: "f1",
+      type: "lc",
+      rear_port: rear.id,
+    });
+    return { rear, front };
+  };
+  const [x, y] = [await ports(p1), await ports(p2)];
+  const cable = (at: string, aid: string, bt: string, bid: string) =>
+    post("/api/dcim/cables/", {
+      termination_a_type: at,
+      termination_a_id: aid,
+      termination_b_type: bt,
+      termination_b_id: bid,
+      status: "connected",
+    });
+  await cable("dcim.interface", ia.id, "dcim.frontport", x.front.id);
+  await cable("dcim.rearport", x.rear.id, "dcim.rearport", y.rear.id);
+  await cable("dcim.frontport", y.front.id, "dcim.interface", ib.id);
+  return ia.id as string;
+})();
+
 interface Scenario {
   name: string;
   path: string;
@@ -155,6 +206,18 @@ const scenarios: Scenario[] = [
         status: "active",
       });
     },
+  },
+  {
+    name: "POST available-ips (one address)",
+    path: `/api/ipam/prefixes/${allocParent.id}/available-ips/`,
+    method: "POST",
+    rows: 1,
+    body: () => JSON.stringify({ status: "active" }),
+  },
+  {
+    name: "GET trace (patch-panel path, 3 segments)",
+    path: `/api/dcim/interfaces/${traceOrigin}/trace/`,
+    rows: 3,
   },
 ];
 
