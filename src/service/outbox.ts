@@ -209,3 +209,22 @@ export async function redactResponses(
     };
   });
 }
+
+/** How often a webhook worker records that it is alive (`inventory_meta` row `worker:<id>`). */
+export const HEARTBEAT_MS = 10_000;
+/** A worker record older than this no longer counts as running. */
+export const WORKER_STALE_MS = 60_000;
+
+/**
+ * Webhook workers that recorded a heartbeat within WORKER_STALE_MS (any process), for `/api/status/`
+ * where Nautobot reports `celery-workers-running`.
+ */
+export async function liveWorkers(ctx: Ctx): Promise<number> {
+  const since = new Date(Date.now() - WORKER_STALE_MS).toISOString();
+  const rows = await ctx.db
+    .selectFrom("inventory_meta")
+    .select("value")
+    .where("key", "like", "worker:%")
+    .execute();
+  return rows.filter((r) => String(r.value) >= since).length;
+}

@@ -18,7 +18,7 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Logger } from "pino";
 import { type TargetPolicy, targetPolicyFromEnv } from "../net/targets.ts";
-import { OUTBOX_CHANNEL, outboxSignal } from "../service/outbox.ts";
+import { HEARTBEAT_MS, OUTBOX_CHANNEL, outboxSignal } from "../service/outbox.ts";
 import { quoteId, rawRows, type Store } from "../store/db.ts";
 import { parseJsonColumn, storedTime } from "../store/values.ts";
 import { closeRenderers, type RenderBudget, renderBudgetFromEnv } from "../template/bounded.ts";
@@ -131,13 +131,41 @@ export class WebhookWorker {
     this.unlisten = undefined;
     this.wake?.();
     await this.loop;
+    await this.store.db
+      .deleteFrom("inventory_meta")
+      .where("key", "=", `worker:${this.id}`)
+      .execute()
+      .catch(() => {});
     await Promise.all([closeAgents(), closeRenderers()]);
+  }
+
+  /** When this worker last recorded that it is alive (ms since epoch). */
+  private beatAt = 0;
+
+  /**
+   * Record that this worker runs (`inventory_meta` row `worker:<id>`, at most every HEARTBEAT_MS), so
+   * `/api/status/` can count live workers where Nautobot counts Celery workers.
+   */
+  private async heartbeat(): Promise<void> {
+    const now = Date.now();
+    if (now - this.beatAt < HEARTBEAT_MS) return;
+    this.beatAt = now;
+    try {
+      await this.store.db
+        .insertInto("inventory_meta")
+        .values({ key: `worker:${this.id}`, value: new Date(now).toISOString() })
+        .onConflict((oc: any) => oc.column("key").doUpdateSet({ value: new Date(now).toISOString() }))
+        .execute();
+    } catch (e) {
+      this.log?.warn({ err: e }, "webhook worker: heartbeat failed");
+    }
   }
 
   private async run(): Promise<void> {
     while (this.running) {
       let n = 0;
       this.kicked = false;
+      await this.heartbeat();
       try {
         n = await this.tick();
       } catch (e) {

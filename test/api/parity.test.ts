@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { waitUntil } from "../helpers/wait.ts";
 
 describe("parity with Nautobot 1.6.32", () => {
   let s: TestServer;
@@ -62,5 +63,26 @@ describe("parity with Nautobot 1.6.32", () => {
     });
     assert.equal(bad.status, 400);
     assert.ok(Array.isArray(bad.body.http_method));
+  });
+
+  it("/api/status/ counts running webhook workers where Nautobot counts Celery workers", async () => {
+    const idle = await s.api("/api/status/");
+    assert.equal(idle.body["celery-workers-running"], 0, "this test server runs no worker");
+    const w = await startServer({}, { worker: {} });
+    try {
+      const n = await waitUntil(async () => {
+        const r = await w.api("/api/status/");
+        return r.body["celery-workers-running"] === 1 ? 1 : undefined;
+      }, 5000);
+      assert.equal(n, 1);
+      await w.worker!.stop();
+      assert.equal(
+        (await w.api("/api/status/")).body["celery-workers-running"],
+        0,
+        "a stopped worker leaves",
+      );
+    } finally {
+      await w.close();
+    }
   });
 });

@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import YAML from "yaml";
 import { APPS } from "../../registry/index.ts";
 import { AppError, NotFoundError } from "../../service/errors.ts";
+import { liveWorkers } from "../../service/outbox.ts";
 import type { HttpKit } from "../kit.ts";
 import { openapiDocument } from "../openapi.ts";
 import { API_VERSIONS, VERSION } from "../versions.ts";
@@ -64,7 +65,8 @@ export async function rootRoutes(app: FastifyInstance, { kit }: { kit: HttpKit }
       "installed-apps": {},
       plugins: {},
       "rq-workers-running": 0,
-      "celery-workers-running": 0,
+      // Nautobot counts Celery workers; ours are the webhook workers (in `serve` or `inventory worker`).
+      "celery-workers-running": await liveWorkers(kit.ctxFor(req)),
       "api-versions": API_VERSIONS,
       counts,
     });
