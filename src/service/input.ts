@@ -661,18 +661,9 @@ export async function parseWrite(
       tags = [];
       for (const item of v) {
         const bag = new ErrorBag();
+        // Any tag applies to any taggable model at API 1.2 (Nautobot `TagSerializerVersion12` has no
+        // content types), so only the tag's existence is checked.
         const id = await resolveRef(ctx, tagModel, item, "x", bag);
-        if (id) {
-          const enabled = await ctx.db
-            .selectFrom("extras_tag_content_types")
-            .select("source_id")
-            .where("source_id", "=", id)
-            .where("content_type", "=", model.key)
-            .executeTakeFirst();
-          if (!enabled) {
-            bag.add("x", `Related object not found using the provided ID: ${id}`);
-          }
-        }
         if (bag.has()) {
           bad = true;
           positional.push(bag.errors.x ?? []);

@@ -85,4 +85,27 @@ describe("parity with Nautobot 1.6.32", () => {
       await w.close();
     }
   });
+
+  it("at API 1.2 tags accept and ignore content_types; any tag tags any taggable object", async () => {
+    const tag = await s.api("/api/extras/tags/", {
+      method: "POST",
+      body: { name: "OnlySites", slug: "onlysites", color: "ff0000", content_types: ["dcim.site"] },
+    });
+    assert.equal(tag.status, 201, JSON.stringify(tag.body));
+    assert.equal(tag.body.content_types, undefined, "not on the wire at 1.2");
+    const odd = await s.api("/api/extras/tags/", {
+      method: "POST",
+      body: { name: "Odd", slug: "odd", color: "00ff00", content_types: ["nope.nope"] },
+    });
+    assert.equal(odd.status, 201, "ignored, as Nautobot 1.6 at API 1.2 does");
+    const vlan = await s.api("/api/ipam/vlans/", {
+      method: "POST",
+      body: { vid: 77, name: "v77", status: "active", tags: [tag.body.id] },
+    });
+    assert.equal(vlan.status, 201, JSON.stringify(vlan.body));
+    assert.deepEqual(
+      vlan.body.tags.map((t: { slug: string }) => t.slug),
+      ["onlysites"],
+    );
+  });
 });

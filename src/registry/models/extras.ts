@@ -75,7 +75,9 @@ export const tag = defineModel({
     color: COLOR,
     description: f.description(),
     tagged_items: f.computed("tagged_items", { type: "integer" }),
-    content_types: f.cts("taggable"),
+    // Nautobot 1.6 `TagSerializerVersion12`: no `content_types` at API 1.2; a given list is ignored and the
+    // tag applies to every taggable model.
+    content_types: { ...f.cts("taggable"), readOnly: true, hidden: true },
   },
   nested: ["name", "slug", "color"],
   ordering: ["name"],
