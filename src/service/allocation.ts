@@ -14,7 +14,7 @@ import type { Model } from "../registry/index.ts";
 import type { Ctx } from "./context.ts";
 import { AppError, ValidationError } from "./errors.ts";
 import { type Row, statusesById } from "./rows.ts";
-import { createObject, inTransaction } from "./write.ts";
+import { createMany, createObject, inTransaction } from "./write.ts";
 
 /** 204 with Nautobot's `detail` when the parent has no room; nothing is created. */
 export class InsufficientSpaceError extends AppError {
@@ -206,22 +206,9 @@ function itemsOf(body: unknown): { items: Array<Record<string, unknown>>; many: 
   return { items: list.map((v) => ({ ...(v as Record<string, unknown>) })), many };
 }
 
-/** Create each item (a list answers with positional errors, as DRF's ListSerializer). */
+/** Create each item; a list body goes through `createMany` (positional errors, as DRF's ListSerializer). */
 async function createAll(ctx: Ctx, model: Model, items: Array<Record<string, unknown>>, many: boolean) {
-  if (!many) return [await createObject(ctx, model, items[0])];
-  const ids: string[] = [];
-  const errs: unknown[] = [];
-  for (const item of items) {
-    try {
-      ids.push(await createObject(ctx, model, item));
-      errs.push({});
-    } catch (e) {
-      if (!(e instanceof ValidationError)) throw e;
-      errs.push(e.errors);
-    }
-  }
-  if (errs.some((x) => Object.keys(x as object).length)) throw new ValidationError(errs);
-  return ids;
+  return many ? createMany(ctx, model, items) : [await createObject(ctx, model, items[0])];
 }
 
 /**
