@@ -3,21 +3,9 @@
  * merged into the document by `openapiDocument`. Component names follow openapi.ts (`IpamPrefix`, …).
  */
 import type { Registry } from "../registry/index.ts";
+import { errors, json, ref, type Schema, UUID } from "./openapi-parts.ts";
 
-type Schema = Record<string, unknown>;
-
-const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
-const UUID: Schema = { type: "string", format: "uuid" };
 const ID_PARAM = { name: "id", in: "path", required: true, schema: UUID };
-const json = (schema: Schema, description = "") => ({
-  description,
-  content: { "application/json": { schema } },
-});
-const ERROR = {
-  description: "Error: `{detail}` or field errors (a list aligned with the input for list bodies)",
-  content: { "application/json": { schema: ref("Error") } },
-};
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [String(c), ERROR]));
 const oneOrList = (name: string): Schema => ({ oneOf: [ref(name), { type: "array", items: ref(name) }] });
 const NO_ROOM = { description: "No room in the prefix: nothing was created (Nautobot's 204)" };
 

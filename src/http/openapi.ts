@@ -14,11 +14,9 @@ import { filterSetFor } from "../query/filters.ts";
 import type { Model, Registry } from "../registry/index.ts";
 import type { FieldDef } from "../registry/meta.ts";
 import { actionPaths, actionSchemas } from "./openapi-actions.ts";
-
-type Schema = Record<string, unknown>;
+import { errors, json, ref, type Schema, UUID } from "./openapi-parts.ts";
 
 const nullable = (s: Schema, yes: boolean): Schema => (yes ? { ...s, nullable: true } : s);
-const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 const refNullable = (name: string, yes: boolean): Schema =>
   yes ? { allOf: [ref(name)], nullable: true } : ref(name);
 
@@ -34,7 +32,6 @@ const CHOICE_OUT: Schema = {
   required: ["value", "label"],
 };
 
-const UUID: Schema = { type: "string", format: "uuid" };
 /** A related object given by UUID or by attributes (seed, Writes; nautobot-api-core.md §3). */
 const RELATED_IN: Schema = { oneOf: [UUID, { type: "object", additionalProperties: true }] };
 
@@ -224,18 +221,6 @@ function writableSchema(reg: Registry, m: Model, withRequired: boolean): Schema 
   if (m.customFields) props.custom_fields = { type: "object", additionalProperties: true };
   return { type: "object", properties: props, ...(required.length ? { required } : {}) };
 }
-
-const ERROR: Schema = {
-  description: "Error: `{detail}` or field errors (a list aligned with the input for bulk writes)",
-  content: { "application/json": { schema: ref("Error") } },
-};
-const errors = (...codes: number[]) =>
-  Object.fromEntries(codes.map((c) => [String(c), ERROR])) as Record<string, unknown>;
-
-const json = (schema: Schema, description = "") => ({
-  description,
-  content: { "application/json": { schema } },
-});
 
 /** `exclude=config_context` on devices and VMs (list and detail). */
 const EXCLUDE_PARAM = {
