@@ -1,22 +1,17 @@
 /**
  * `npm run compat` (also a step of `npm test` unless COMPAT=0): the real clients users run against Nautobot,
- * against a freshly started `inventory serve` on each engine (issue 9). Builds `.venv-compat/` from
+ * against a server on a fresh database of each engine (issue 9; the test helper's `startServer`). Builds `.venv-compat/` from
  * `compat/requirements.txt` (pynautobot 1.5.5, ansible-core 2.15, pytest) and installs the vendored Ansible
  * collection networktocode.nautobot 4.5.1 into it, then runs `pytest compat/` once per engine with
  * NAUTOBOT_URL and NAUTOBOT_TOKEN set. COMPAT_DB=sqlite|postgres picks one engine. Exits non-zero on failure.
  */
 
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { sql } from "kysely";
-import { registry } from "../src/registry/index.ts";
-import { createToken, ensureSuperuser } from "../src/service/accounts.ts";
-import { openStore } from "../src/store/db.ts";
-import { migrate } from "../src/store/migrate.ts";
-import { waitForOutput } from "../test/helpers/process.ts";
+import { startServer } from "../test/helpers/server.ts";
 
 const venv = resolve(".venv-compat");
 const collections = join(venv, "collections");
@@ -43,59 +38,14 @@ if (!existsSync(stampFile) || readFileSync(stampFile, "utf8") !== stamp) {
   writeFileSync(stampFile, stamp);
 }
 
-/** Start `inventory serve` on a fresh database of `engine`; returns its URL, token and a stop function. */
-async function serve(engine: string): Promise<{ url: string; token: string; stop: () => Promise<void> }> {
-  let url: string;
-  let cleanup: () => Promise<void>;
-  if (engine === "postgres") {
-    const base = process.env.TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-    const schema = `compat_${Date.now()}`;
-    url = `${base}${base.includes("?") ? "&" : "?"}schema=${schema}`;
-    cleanup = async () => {
-      const admin = await openStore(base);
-      await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(admin.db);
-      await admin.close();
-    };
-  } else {
-    const file = join(tmpdir(), `inventory-compat-${Date.now()}.sqlite3`);
-    url = `sqlite:${file}`;
-    cleanup = async () => {
-      for (const s of ["", "-wal", "-shm"]) rmSync(`${file}${s}`, { force: true });
-    };
-  }
-  const store = await openStore(url);
-  await migrate(store, registry());
-  const { id } = await ensureSuperuser(store, "admin", "admin-password");
-  const token = await createToken(store, id);
-  await store.close();
-  const port = 19100 + Math.floor(Math.random() * 300);
-  const server = spawn(
-    process.execPath,
-    ["bin/inventory.js", "serve", "--port", String(port), "--database", url, "--no-worker"],
-    {
-      env: { ...process.env, INVENTORY_LOG_LEVEL: process.env.COMPAT_LOG ?? "error" },
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
-  await waitForOutput(server, "listening");
-  return {
-    url: `http://127.0.0.1:${port}`,
-    token,
-    stop: async () => {
-      server.kill("SIGTERM");
-      await new Promise((r) => server.once("exit", r));
-      await cleanup();
-    },
-  };
-}
-
 const engines = process.env.COMPAT_DB ? [process.env.COMPAT_DB] : ["sqlite", "postgres"];
 let failed = false;
 for (const engine of engines) {
   process.stdout.write(`\n# compat (pynautobot 1.5.5, networktocode.nautobot 4.5.1) on ${engine}\n`);
-  const s = await serve(engine);
+  // The server runs in this process (the test helper's fresh database); pytest runs beside it.
+  const s = await startServer({}, { engine: engine as "sqlite" | "postgres" });
   try {
-    const r = spawnSync(join(venv, "bin", "pytest"), ["-q", "-p", "no:cacheprovider", "compat/"], {
+    const pytest = spawn(join(venv, "bin", "pytest"), ["-q", "-p", "no:cacheprovider", "compat/"], {
       stdio: "inherit",
       env: {
         ...process.env,
@@ -108,9 +58,10 @@ for (const engine of engines) {
         PYTHONDONTWRITEBYTECODE: "1",
       },
     });
-    if (r.status !== 0) failed = true;
+    const code = await new Promise<number | null>((done) => pytest.on("close", done));
+    if (code !== 0) failed = true;
   } finally {
-    await s.stop();
+    await s.close();
   }
 }
 process.exit(failed ? 1 : 0);

@@ -35,14 +35,14 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** Start a server on a fresh database. */
+/** Start a server on a fresh database (of `opts.engine`, default TEST_DB). */
 export async function startServer(
   overrides: Partial<Config> = {},
-  opts: { worker?: Partial<WorkerSettings> } = {},
+  opts: { worker?: Partial<WorkerSettings>; engine?: "sqlite" | "postgres" } = {},
 ): Promise<TestServer> {
   let url: string;
   let cleanup: () => Promise<void> = async () => {};
-  if (ENGINE === "postgres") {
+  if ((opts.engine ?? ENGINE) === "postgres") {
     const schema = `t_${randomBytes(6).toString("hex")}`;
     const base = process.env.TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
     url = `${base}${base.includes("?") ? "&" : "?"}schema=${schema}`;
