@@ -10,6 +10,7 @@ import { registry } from "../registry/index.ts";
 import { createToken, ensureSuperuser } from "../service/accounts.ts";
 import { ensurePaths } from "../service/cable-paths.ts";
 import { makeCtx } from "../service/context.ts";
+import { ensureChoiceRows } from "../service/upgrades.ts";
 import { openStore, type Store } from "../store/db.ts";
 import { migrate } from "../store/migrate.ts";
 import { startReceiver } from "../webhooks/receiver.ts";
@@ -29,9 +30,9 @@ async function open(opts: DbOpts): Promise<Store> {
 /** Schema migration, then one-time data upgrades (cable paths of cables that predate stored paths). */
 async function upgrade(store: Store): Promise<void> {
   await migrate(store, registry());
-  await ensurePaths(
-    makeCtx({ store, reg: registry(), settings: { enforceGlobalUnique: false, changelog: false } }),
-  );
+  const ctx = makeCtx({ store, reg: registry(), settings: { enforceGlobalUnique: false, changelog: false } });
+  await ensurePaths(ctx);
+  await ensureChoiceRows(ctx);
 }
 
 /** `inventory migrate` */

@@ -21,6 +21,7 @@ import { allocationRoutes } from "./routes/allocation.ts";
 import { cablePathRoutes } from "./routes/cable-paths.ts";
 import { deliveryRoutes } from "./routes/deliveries.ts";
 import { modelRoutes } from "./routes/models.ts";
+import { objectActionRoutes } from "./routes/object-actions.ts";
 import { rootRoutes } from "./routes/roots.ts";
 import { registerSecurityHeaders } from "./security.ts";
 import { API_VERSIONS, DEFAULT_API_VERSION } from "./versions.ts";
@@ -217,6 +218,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(deliveryRoutes, { kit });
   await app.register(allocationRoutes, { kit });
   await app.register(cablePathRoutes, { kit });
+  await app.register(objectActionRoutes, { kit });
   await app.register(modelRoutes, { kit });
 
   return app;

@@ -84,6 +84,25 @@ export interface HttpKit {
   isBrief(req: FastifyRequest): boolean;
   /** The page size of a list from its `limit` (default PAGINATE_COUNT, 0 = the maximum). */
   pageLimit(req: FastifyRequest): number;
+  /** The `offset` of a list request (0 when absent or invalid). */
+  pageOffset(req: FastifyRequest): number;
+  /** A paginated body `{count, next, previous, results}` whose links keep the request's other parameters. */
+  pageBody(
+    req: FastifyRequest,
+    ctx: Ctx,
+    page: { count: number; limit: number; offset: number; results: unknown[] },
+  ): Record<string, unknown>;
+}
+
+/**
+ * The opt-in keys a GET asks for with `?include=` (repeated or comma-separated), e.g. `relationships` and
+ * `computed_fields` (Nautobot 1.6 `OptInFieldsMixin`).
+ */
+export function includeParam(req: FastifyRequest): Set<string> {
+  const out = new Set<string>();
+  for (const v of queryParams(req.url, req).get("include") ?? [])
+    for (const part of v.split(",")) if (part.trim()) out.add(part.trim());
+  return out;
 }
 
 /** Build the kit for one app. */
@@ -156,6 +175,26 @@ export function makeKit(store: Store, reg: Registry, config: Config, settings: S
     isBrief(req) {
       const b = queryParams(req.url, req).get("brief");
       return !!b && b.some((v) => v !== "");
+    },
+    pageOffset(req) {
+      const raw = intParam(queryParams(req.url, req).get("offset")?.[0]);
+      return raw !== undefined && raw > 0 ? raw : 0;
+    },
+    pageBody(req, ctx, { count, limit, offset, results }) {
+      const all = queryParams(req.url, req);
+      const link = (at: number | undefined) => {
+        const p = new URLSearchParams();
+        for (const [k, vs] of all) if (k !== "limit" && k !== "offset") for (const v of vs) p.append(k, v);
+        p.append("limit", String(limit));
+        if (at !== undefined) p.append("offset", String(at));
+        return `${ctx.baseUrl}${req.url.split("?")[0]}?${p.toString()}`;
+      };
+      return {
+        count,
+        next: offset + limit < count ? link(offset + limit) : null,
+        previous: offset > 0 ? link(offset - limit > 0 ? offset - limit : undefined) : null,
+        results,
+      };
     },
     pageLimit(req) {
       const limitRaw = intParam(queryParams(req.url, req).get("limit")?.[0]);

@@ -9,6 +9,7 @@ import { models as circuits } from "./models/circuits.ts";
 import { models as dcim } from "./models/dcim.ts";
 import { models as dcimComponents } from "./models/dcim-components.ts";
 import { models as extras } from "./models/extras.ts";
+import { models as extrasData } from "./models/extras-data.ts";
 import { models as ipam } from "./models/ipam.ts";
 import { models as tenancy } from "./models/tenancy.ts";
 import { models as users } from "./models/users.ts";
@@ -194,7 +195,8 @@ export class Registry {
   /** Resolve an `allowed` spec (list of keys, or a feature name) to model keys. */
   resolveAllowed(allowed: readonly string[] | string): string[] {
     if (typeof allowed === "string") return this.feature(allowed);
-    return [...allowed];
+    // Nautobot's lists name models we may not serve (jobs): only registered ones count.
+    return allowed.filter((k) => this.models.has(k));
   }
 
   /**
@@ -217,6 +219,16 @@ export class Registry {
       case "custom_fields":
         return all
           .filter((m) => m.customFields)
+          .map((m) => m.key)
+          .sort();
+      case "notes":
+        return all
+          .filter((m) => hasNotes(m))
+          .map((m) => m.key)
+          .sort();
+      case "relationships":
+        return all
+          .filter((m) => hasRelationships(m))
           .map((m) => m.key)
           .sort();
       case "webhooks":
@@ -260,6 +272,16 @@ export class Registry {
   }
 }
 
+/** Whether objects of a model carry notes (`ModelDef.notes`, default `customFields`). */
+export function hasNotes(m: ModelDef): boolean {
+  return m.notes ?? !!m.customFields;
+}
+
+/** Whether a model takes part in relationships (`ModelDef.relationships`, default `customFields`). */
+export function hasRelationships(m: ModelDef): boolean {
+  return m.relationships ?? !!m.customFields;
+}
+
 let cached: Registry | undefined;
 
 /** Build (once) and return the registry of all models. @throws RegistryError on a bad declaration. */
@@ -270,6 +292,7 @@ export function registry(): Registry {
       ...dcim,
       ...dcimComponents,
       ...extras,
+      ...extrasData,
       ...ipam,
       ...tenancy,
       ...users,

@@ -155,6 +155,11 @@ export interface GenericFkField extends FieldBase {
   onDelete: OnDelete;
   /** The object id is not checked for existence (IPAddress.assigned_object_id). */
   unchecked?: boolean;
+  /**
+   * Render only `<name>_type` and `<name>_id`, not the object (Nautobot `RelationshipAssociation`'s
+   * `source_type`/`source_id`); the object is still loaded when `display` uses it.
+   */
+  bare?: boolean;
 }
 export interface IpField extends FieldBase {
   kind: "ip";
@@ -251,8 +256,8 @@ export interface ValidateArgs {
   error(field: string, message: string): void;
   /** Settings relevant to validation (ENFORCE_GLOBAL_UNIQUE, webhook target policy). */
   settings: { enforceGlobalUnique: boolean; webhookTargets: TargetPolicy };
-  /** Who writes: undefined for the system (importer, CLI), else whether the user is a superuser. */
-  actor: { isSuperuser: boolean } | undefined;
+  /** Who writes: undefined for the system (importer, CLI), else the user (id, username, superuser). */
+  actor: { id: string; username: string; isSuperuser: boolean } | undefined;
 }
 
 /** After-write side effects run inside the same transaction (signals in Nautobot). */
@@ -290,6 +295,16 @@ export interface ModelDef {
   customFields?: boolean;
   /** created / last_updated (change-logged models). */
   changelog?: boolean;
+  /**
+   * Notes can be attached (`notes_url` key, `…/notes/` action; Nautobot `NotesMixin`). Default: the value
+   * of `customFields` (Nautobot's primary and organizational models have both).
+   */
+  notes?: boolean;
+  /**
+   * The opt-in `relationships` key and writable relationship associations (Nautobot
+   * `RelationshipModelSerializerMixin`). Default: the value of `customFields`.
+   */
+  relationships?: boolean;
   /** Devices and VMs render config_context. */
   configContext?: boolean;
   /** Read-only endpoint (content types, object changes). */

@@ -244,7 +244,31 @@ async function groupCount(
   return rows.map((r) => counts.get(r.id) ?? 0);
 }
 
+/**
+ * A dynamic group's `children`: its memberships in weight order, nested (Nautobot 1.6
+ * `DynamicGroupSerializer.children`), one query for the page.
+ */
+async function dynamicGroupChildren(ctx: Ctx, _model: Model, rows: readonly Row[]): Promise<unknown[]> {
+  const membership = ctx.reg.get("extras.dynamicgroupmembership");
+  const links = await rowsWhereIn(
+    ctx,
+    membership,
+    "parent_group_id",
+    rows.map((r) => r.id),
+  );
+  links.sort((a, b) => Number(a.weight) - Number(b.weight) || String(a.id).localeCompare(String(b.id)));
+  const nested = await nestedFor(
+    ctx,
+    membership,
+    links.map((l) => l.id),
+  );
+  return rows.map((r) =>
+    links.filter((l) => l.parent_group_id === r.id).map((l) => nested.get(l.id as string) ?? null),
+  );
+}
+
 const LOADERS: Record<string, Loader> = {
+  dynamic_group_children: dynamicGroupChildren,
   site_circuit_count: (ctx, _m, rows) =>
     groupCount(
       ctx,

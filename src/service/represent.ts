@@ -9,12 +9,13 @@
  * `tags`, `custom_fields` (full); `display`, `id`, `url`, nested fields (nested).
  */
 
-import type { Model } from "../registry/index.ts";
+import { hasNotes, hasRelationships, type Model } from "../registry/index.ts";
 import type { FieldDef, FkField } from "../registry/meta.ts";
 import { rawRows } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
 import { loadComputed } from "./computed.ts";
 import type { Ctx } from "./context.ts";
+import { computedFieldsFor, relationshipsFor } from "./object-extras.ts";
 import { chunks, customFieldsFor, type Row, rowsById, statusesById } from "./rows.ts";
 
 /** `full`, `nested`, or an explicit list of fields (slim serializers such as circuit terminations). */
@@ -24,6 +25,12 @@ export type Mode = "full" | "nested" | { fields: readonly string[] };
 export interface RepresentOptions {
   /** Drop `config_context` (`?exclude=config_context`). */
   excludeConfigContext?: boolean;
+  /**
+   * Opt-in keys asked for with `?include=` (`computed_fields`, `relationships`). Undefined renders them
+   * all: Nautobot prunes opt-in fields on GET only, so write responses and webhook payloads carry them
+   * (Nautobot 1.6 `OptInFieldsMixin`).
+   */
+  include?: ReadonlySet<string>;
 }
 
 type Obj = Record<string, unknown>;
@@ -158,13 +165,31 @@ export async function represent(
   const fields = fieldsFor(model, mode);
   const ids = rows.map((r) => r.id as string);
   const shown = new Set(fields.map(([n]) => n));
-  const uses = (model.displayUses ?? []).filter((n) => !shown.has(n) || mode !== "full");
+  const uses = (model.displayUses ?? []).filter(
+    (n) => !shown.has(n) || mode !== "full" || model.fields[n]?.kind === "gfk",
+  );
 
   // --- set-wise loads -------------------------------------------------------------------------
   const fkMaps = new Map<string, Map<string, Obj>>();
   const relFields = new Set<string>([...fields.map(([n]) => n), ...uses]);
   for (const name of relFields) {
     const fd = model.fields[name];
+    if (fd?.kind === "gfk" && uses.includes(name)) {
+      // A generic relation read by `display`: display-only forms of its targets, per content type.
+      const byType = new Map<string, unknown[]>();
+      for (const r of rows) {
+        const t = r[`${name}_type`];
+        if (t && r[`${name}_id`]) byType.set(t, [...(byType.get(t) ?? []), r[`${name}_id`]]);
+      }
+      const out = new Map<string, Obj>();
+      for (const [t, tids] of byType) {
+        const target = ctx.reg.models.get(t);
+        if (!target) continue;
+        for (const [id, o] of await nestedFor(ctx, target, tids, [])) out.set(`${t}:${id}`, o);
+      }
+      fkMaps.set(name, out);
+      continue;
+    }
     if (fd?.kind !== "fk") continue;
     if (shown.has(name) && fkAsId(name, fd, mode) && !uses.includes(name)) continue;
     const target = ctx.reg.get(fd.to);
@@ -216,7 +241,7 @@ export async function represent(
       }
       for (const list of byRow.values()) list.sort();
       ctsMaps.set(name, byRow);
-    } else if (fd.kind === "gfk") {
+    } else if (fd.kind === "gfk" && !fd.bare) {
       const byType = new Map<string, string[]>();
       for (const r of rows) {
         const t = r[`${name}_type`];
@@ -277,12 +302,22 @@ export async function represent(
   let tagMap: Map<string, Obj[]> | undefined;
   if (mode === "full" && model.tags) tagMap = await tagsFor(ctx, model, ids);
   const cfDefs = mode === "full" && model.customFields ? await customFieldsFor(ctx, model.key) : undefined;
+  const full = mode === "full";
+  const notes = full && hasNotes(model);
+  const wants = (key: string) => full && (!opts.include || opts.include.has(key));
+  const withComputed = model.customFields && wants("computed_fields");
+  const relMap =
+    hasRelationships(model) && wants("relationships") ? await relationshipsFor(ctx, model, ids) : undefined;
 
   // --- assemble -------------------------------------------------------------------------------
   const out: Obj[] = [];
   rows.forEach((row, i) => {
     const rel: Obj = {};
-    for (const [name, map] of fkMaps) rel[name] = map.get(row[`${name}_id`]) ?? null;
+    for (const [name, map] of fkMaps) {
+      const fd = model.fields[name];
+      const key = fd?.kind === "gfk" ? `${row[`${name}_type`]}:${row[`${name}_id`]}` : row[`${name}_id`];
+      rel[name] = map.get(key) ?? null;
+    }
     const obj: Obj = {};
     const display = displayOf(model, row, rel);
     const id = model.key === "extras.contenttype" ? Number(row.id) : row.id;
@@ -314,8 +349,12 @@ export async function represent(
         case "gfk": {
           const t = row[`${name}_type`] ?? null;
           const id = row[`${name}_id`] ?? null;
-          obj[`${name}_type`] = t;
-          obj[`${name}_id`] = id;
+          // Nested forms follow Nautobot's nested serializers: the object alone, or the bare id.
+          if (mode === "full" || fd.bare) {
+            if (mode === "full") obj[`${name}_type`] = t;
+            obj[`${name}_id`] = id;
+          }
+          if (fd.bare) break;
           obj[name] = t && id ? (gfkMaps.get(name)?.get(`${t}:${id}`) ?? null) : null;
           break;
         }
@@ -337,15 +376,19 @@ export async function represent(
         obj.last_updated = row.last_updated ?? null;
       }
       if (tagMap) obj.tags = tagMap.get(row.id) ?? [];
+      if (notes) obj.notes_url = `${detailUrl(ctx, model, row.id)}notes/`;
       if (cfDefs) {
         const data = row._custom_field_data ? JSON.parse(row._custom_field_data) : {};
         const cf: Obj = {};
         for (const d of cfDefs) cf[d.name] = data[d.name] ?? null;
         obj.custom_fields = cf;
       }
+      if (withComputed) obj.computed_fields = {};
+      if (relMap) obj.relationships = relMap.get(row.id) ?? {};
     }
     out.push(obj);
   });
+  if (withComputed) await computedFieldsFor(ctx, model, out);
   return out;
 }
 

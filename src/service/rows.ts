@@ -115,8 +115,24 @@ export async function customFieldsFor(ctx: Ctx, modelKey: string): Promise<Custo
       validation_minimum: r.validation_minimum,
       validation_maximum: r.validation_maximum,
       validation_regex: r.validation_regex ?? "",
-      choices: r.choices ? JSON.parse(r.choices) : [],
+      choices: [] as string[],
     }));
+    // Choices of selection fields: rows of custom-field choices, by weight then value (Nautobot 1.6).
+    const select = defs.filter((d) => d.type === "select" || d.type === "multi-select");
+    if (select.length) {
+      const choices = await ctx.db
+        .selectFrom("extras_customfieldchoice")
+        .select(["field_id", "value"])
+        .where(
+          "field_id",
+          "in",
+          select.map((d) => d.id),
+        )
+        .orderBy("weight")
+        .orderBy("value")
+        .execute();
+      for (const c of choices) select.find((d) => d.id === c.field_id)?.choices.push(c.value as string);
+    }
     ctx.memo.set(key, defs);
   }
   return defs;

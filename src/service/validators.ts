@@ -51,8 +51,75 @@ async function objectPermission(ctx: Ctx, _model: Model, rec: Row, errors: Error
   }
 }
 
+/**
+ * DynamicGroup: `filter` is a dictionary of the content type's REST filters, each compiled by the filter
+ * compiler (Nautobot 1.6 `DynamicGroup.clean_filter`: unknown filters and bad values are 400s naming the
+ * filter).
+ */
+async function dynamicGroup(ctx: Ctx, _model: Model, rec: Row, errors: ErrorBag): Promise<void> {
+  const m = ctx.reg.models.get(String(rec.content_type ?? ""));
+  const filter = rec.filter;
+  if (!m || !filter || typeof filter !== "object" || Array.isArray(filter)) return;
+  const { errors: bad } = await compileFilters(
+    { db: ctx.db, dialect: ctx.store.dialect, reg: ctx.reg, model: m },
+    filterParams(filter as Record<string, unknown>),
+    new Set(),
+  );
+  for (const [p, msgs] of Object.entries(bad)) for (const msg of msgs) errors.add(p, msg);
+}
+
+/** A dynamic group's `filter` object as query parameters (each value a list of strings). */
+export function filterParams(filter: Record<string, unknown>): Map<string, string[]> {
+  const params = new Map<string, string[]>();
+  for (const [k, v] of Object.entries(filter)) {
+    const values = (Array.isArray(v) ? v : [v]).map((x) => (x === null ? "null" : String(x)));
+    params.set(k, values);
+  }
+  return params;
+}
+
+/**
+ * RelationshipAssociation: the two sides have the relationship's content types, a symmetric relationship
+ * does not associate an object with itself, and one-to-one / one-to-many sides hold at most one
+ * association (Nautobot 1.6 `RelationshipAssociation.clean`).
+ */
+async function relationshipAssociation(ctx: Ctx, _model: Model, rec: Row, errors: ErrorBag): Promise<void> {
+  const rel = await ctx.db
+    .selectFrom("extras_relationship")
+    .selectAll()
+    .where("id", "=", String(rec.relationship ?? ""))
+    .executeTakeFirst();
+  if (!rel) return;
+  for (const side of ["source", "destination"] as const) {
+    if (rec[`${side}_type`] !== rel[`${side}_type`])
+      errors.add(`${side}_type`, `${side}_type has a different value than defined in ${rel.name}`);
+  }
+  if (errors.has()) return;
+  const type = String(rel.type);
+  if (type.startsWith("symmetric-") && rec.source_id === rec.destination_id)
+    errors.add("destination_id", "An object cannot form a symmetric relationship with itself");
+  const others = ctx.db
+    .selectFrom("extras_relationshipassociation")
+    .select("id")
+    .where("relationship_id", "=", rel.id)
+    .where("id", "!=", String(rec.id ?? ""));
+  const taken = async (side: "source" | "destination") =>
+    !!(await others.where(`${side}_id`, "=", String(rec[`${side}_id`])).executeTakeFirst());
+  if (type === "one-to-one" || type === "one-to-many" || type === "symmetric-one-to-one") {
+    if (type !== "one-to-many" && (await taken("source")))
+      errors.add("source_id", `Unable to create more than one ${rel.name} association from the same source`);
+    if (await taken("destination"))
+      errors.add(
+        "destination_id",
+        `Unable to create more than one ${rel.name} association to the same destination`,
+      );
+  }
+}
+
 const VALIDATORS: Record<string, (ctx: Ctx, model: Model, rec: Row, errors: ErrorBag) => Promise<void>> = {
   object_permission: objectPermission,
+  dynamicGroup,
+  relationshipAssociation,
 };
 
 /** Run a named service validator. Unknown names are a programming error. */

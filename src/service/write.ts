@@ -30,6 +30,7 @@ import { naturalKey, parseWrite } from "./input.ts";
 import { enqueueDeliveries, type LoggedChange, outboxSignal, QUEUED_KEY } from "./outbox.ts";
 import { hashPassword } from "./passwords.ts";
 import { permits } from "./permissions.ts";
+import { parseRelationships, saveRelationships } from "./relationship-writes.ts";
 import { detailUrl, nestedFor, represent } from "./represent.ts";
 import {
   chunks,
@@ -141,7 +142,9 @@ async function runValidate(
       enforceGlobalUnique: ctx.settings.enforceGlobalUnique,
       webhookTargets: ctx.settings.webhookTargets ?? { allowPrivate: false, allowedNetworks: [] },
     },
-    actor: ctx.actor ? { isSuperuser: ctx.actor.isSuperuser } : undefined,
+    actor: ctx.actor
+      ? { id: ctx.actor.id, username: ctx.actor.username, isSuperuser: ctx.actor.isSuperuser }
+      : undefined,
   };
   await model.validate(args);
 }
@@ -221,6 +224,7 @@ export async function createObject(
   if (model.readOnly) throw new AppError(405, 'Method "POST" not allowed.');
   const parsed = await parseWrite(ctx, model, body, undefined, false);
   const { record, errors } = parsed;
+  const relChanges = await parseRelationships(ctx, model, relationshipsIn(body), errors);
   if (!errors.has()) await checkUnique(ctx, model, record, undefined, errors);
   if (!errors.has()) await runValidate(ctx, model, record, undefined, errors);
   await runServiceValidate(ctx, model, record, errors);
@@ -247,6 +251,7 @@ export async function createObject(
     cols.password = await hashPassword(record.password);
   await ctx.db.insertInto(model.table).values(cols).execute();
   await writeRelations(ctx, model, id, record, parsed.touched, parsed.tags, true);
+  if (relChanges?.length) await saveRelationships(ctx, model, id, relChanges);
   if (model.afterWrite)
     await runHook(ctx, model.afterWrite, { action: "create", id, data: record, before: undefined });
   await pathsAfterWrite(ctx, model, id, record);
@@ -281,6 +286,7 @@ export async function updateObject(
   const prechange = taken ? taken.get(id) : (await snapshots(ctx, model, [id])).get(id);
   const parsed = await parseWrite(ctx, model, body, before, partial);
   const { record, errors } = parsed;
+  const relChanges = await parseRelationships(ctx, model, relationshipsIn(body), errors);
   if (!errors.has()) await checkUnique(ctx, model, record, id, errors);
   if (!errors.has()) await runValidate(ctx, model, record, before, errors);
   await runServiceValidate(ctx, model, record, errors);
@@ -312,10 +318,18 @@ export async function updateObject(
   if (Object.keys(cols).length)
     await ctx.db.updateTable(model.table).set(cols).where("id", "=", id).execute();
   await writeRelations(ctx, model, id, record, parsed.touched, parsed.tags, false);
+  if (relChanges?.length) await saveRelationships(ctx, model, id, relChanges);
   if (model.afterWrite) await runHook(ctx, model.afterWrite, { action: "update", id, data: record, before });
   await pathsAfterWrite(ctx, model, id, record);
   pending(ctx).push({ model, id, action: "update", ...(prechange ? { prechange } : {}) });
   if (ctx.grants && !(await permits(ctx, model, id, "change"))) throw new PermissionDenied();
+}
+
+/** The `relationships` value of a write body, if the body is an object that has one. */
+function relationshipsIn(body: unknown): unknown {
+  return body && typeof body === "object" && !Array.isArray(body)
+    ? (body as Record<string, unknown>).relationships
+    : undefined;
 }
 
 /** Stored column value equals the value about to be written (booleans as 0/1, numbers as text). */

@@ -512,6 +512,69 @@ export const SAMPLES: Record<string, Sample> = {
     create: (w, n) => ({ virtual_machine: w.vm, name: `veth${n}`, mac_address: `00:11:22:33:44:${hex(n)}` }),
     patch: { mtu: 9000 },
   },
+  "extras.customfieldchoice": {
+    path: "/api/extras/custom-field-choices/",
+    create: () => ({}),
+    patch: { weight: 5 },
+  },
+  "extras.note": {
+    path: "/api/extras/notes/",
+    create: (w, n) => ({ assigned_object_type: "dcim.site", assigned_object_id: w.site, note: `note ${n}` }),
+    patch: { note: "changed" },
+  },
+  "extras.relationship": {
+    path: "/api/extras/relationships/",
+    create: (_w, n) => ({
+      name: `rel${n}`,
+      type: "one-to-many",
+      source_type: "dcim.site",
+      destination_type: "ipam.vlan",
+    }),
+    patch: { description: "x" },
+    unique: "name",
+  },
+  "extras.relationshipassociation": {
+    path: "/api/extras/relationship-associations/",
+    create: () => ({}),
+    patch: {},
+  },
+  "extras.computedfield": {
+    path: "/api/extras/computed-fields/",
+    create: (_w, n) => ({ content_type: "dcim.site", label: `Computed ${n}`, template: "{{ obj.name }}" }),
+    patch: { fallback_value: "?" },
+  },
+  "extras.customlink": {
+    path: "/api/extras/custom-links/",
+    create: (_w, n) => ({
+      content_type: "dcim.site",
+      name: `link${n}`,
+      text: "Open",
+      target_url: "https://example.com/{{ obj.name }}",
+      new_window: false,
+    }),
+    patch: { weight: 5 },
+    unique: "name",
+  },
+  "extras.exporttemplate": {
+    path: "/api/extras/export-templates/",
+    create: (_w, n) => ({
+      content_type: "dcim.site",
+      name: `export${n}`,
+      template_code: "{% for s in queryset %}{{ s.name }}{% endfor %}",
+    }),
+    patch: { mime_type: "text/plain" },
+  },
+  "extras.dynamicgroup": {
+    path: "/api/extras/dynamic-groups/",
+    create: (_w, n) => ({ name: `dg${n}`, content_type: "dcim.device", filter: { status: ["active"] } }),
+    patch: { description: "x" },
+    unique: "name",
+  },
+  "extras.dynamicgroupmembership": {
+    path: "/api/extras/dynamic-group-memberships/",
+    create: () => ({}),
+    patch: { weight: 20 },
+  },
   "users.user": {
     path: "/api/users/users/",
     create: (_w, n) => ({ username: `user${n}`, password: "secret123" }),
@@ -587,6 +650,42 @@ export async function specialCreate(
         status: "active",
       });
       return { circuit: cir.id, term_side: "A", site: w.site, port_speed: 100 };
+    }
+    case "extras.customfieldchoice": {
+      const cf = await create(s, "/api/extras/custom-fields/", {
+        name: `sel${n}`,
+        type: "select",
+        content_types: ["dcim.rack"],
+      });
+      return { field: cf.id, value: `choice${n}`, weight: 10 };
+    }
+    case "extras.relationshipassociation": {
+      const rel = await create(s, "/api/extras/relationships/", {
+        name: `assoc-rel${n}`,
+        type: "many-to-many",
+        source_type: "dcim.site",
+        destination_type: "dcim.site",
+      });
+      return {
+        relationship: rel.id,
+        source_type: "dcim.site",
+        source_id: w.site,
+        destination_type: "dcim.site",
+        destination_id: w.site2,
+      };
+    }
+    case "extras.dynamicgroupmembership": {
+      const parent = await create(s, "/api/extras/dynamic-groups/", {
+        name: `dgp${n}`,
+        content_type: "dcim.device",
+        filter: {},
+      });
+      const child = await create(s, "/api/extras/dynamic-groups/", {
+        name: `dgc${n}`,
+        content_type: "dcim.device",
+        filter: { status: ["active"] },
+      });
+      return { parent_group: parent.id, group: child.id, operator: "union", weight: 10 };
     }
     default:
       return undefined;

@@ -20,7 +20,7 @@ import {
   snapshots,
   updateObject,
 } from "../../service/write.ts";
-import { type HttpKit, intParam, METHOD_ACTION, queryParams, withTokenKey } from "../kit.ts";
+import { type HttpKit, includeParam, intParam, METHOD_ACTION, queryParams, withTokenKey } from "../kit.ts";
 import { optionsFor } from "../options.ts";
 
 /** Routes of `/api/<app>/<model>/` and `/api/<app>/<model>/<id>/`. */
@@ -45,7 +45,11 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
 
   const renderOpts = (req: FastifyRequest, model: Model) => {
     const ex = queryParams(req.url, req).get("exclude") ?? [];
-    return { excludeConfigContext: !!model.configContext && ex.some((v) => v.includes("config_context")) };
+    return {
+      excludeConfigContext: !!model.configContext && ex.some((v) => v.includes("config_context")),
+      // Opt-in keys are pruned on GET only (Nautobot 1.6 `OptInFieldsMixin`).
+      include: includeParam(req),
+    };
   };
 
   /** The `Allow` header: the methods this user may actually use on the endpoint. */

@@ -108,21 +108,27 @@ export const customField = defineModel({
     validation_minimum: f.int({ nullable: true }),
     validation_maximum: f.int({ nullable: true }),
     validation_regex: f.str(500, { default: "" }),
-    choices: f.json({ array: "str", default: [] }),
+    /**
+     * Inline choices of earlier releases, kept only so `upgrade` can move them to custom-field choices;
+     * never on the wire (Nautobot 1.6 keeps choices in `CustomFieldChoice`, issue 9).
+     */
+    choices: f.json({ array: "str", default: [], hidden: true, readOnly: true, noFilter: true }),
   },
   nested: ["name"],
   display: (r) => (r.label ? r.label : r.name),
   ordering: ["weight", "name"],
   search: ["name", "label", "description"],
-  validate({ data, before, error }) {
+  async validate({ data, before, error, find }) {
     if (before && before.name !== data.name) error("name", "Cannot change the name of a custom field.");
     if (before && before.type !== data.type) error("type", "Cannot change the type of a custom field.");
-    const isSelect = data.type === "select" || data.type === "multi-select";
-    if (!isSelect && Array.isArray(data.choices) && data.choices.length > 0) {
-      error("choices", "Choices may be set only for selection-type custom fields.");
-    }
-    if (data.type === "select" && data.default != null && !(data.choices ?? []).includes(data.default)) {
-      error("default", `The specified default value (${data.default}) is not listed as an available choice.`);
+    if (data.type === "select" && data.default != null && data.default !== "") {
+      // Choices are rows of custom-field choices, so a new field has none yet (Nautobot 1.6 `CustomField.clean`).
+      const choices = before ? await find("extras.customfieldchoice", { field: before.id }, 10000) : [];
+      if (!choices.some((c) => c.value === data.default))
+        error(
+          "default",
+          `The specified default value (${data.default}) is not listed as an available choice.`,
+        );
     }
     if (data.validation_minimum != null && data.type !== "integer") {
       error("validation_minimum", "A minimum value may be set only for numeric fields");

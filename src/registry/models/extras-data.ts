@@ -1,0 +1,374 @@
+/**
+ * Extras that attach data to other objects: custom-field choices, notes, relationships and their
+ * associations, computed fields, custom links, export templates and dynamic groups (Nautobot 1.6.32
+ * `extras` app: models in `nautobot/extras/models/`, serializers in `nautobot/extras/api/serializers.py`,
+ * field lists compared against a running Nautobot 1.6.32 at API 1.2).
+ */
+
+import { checkTemplate } from "../../template/jinja.ts";
+import { defineModel, f, type ModelDef } from "../meta.ts";
+
+/** Nautobot 1.6 `RelationshipTypeChoices`. */
+export const RELATIONSHIP_TYPES = [
+  ["one-to-one", "One to One"],
+  ["symmetric-one-to-one", "Symmetric One to One"],
+  ["one-to-many", "One to Many"],
+  ["many-to-many", "Many to Many"],
+  ["symmetric-many-to-many", "Symmetric Many to Many"],
+] as const;
+
+/** Nautobot 1.6 `RelationshipRequiredSideChoices`. */
+export const RELATIONSHIP_REQUIRED_SIDES = [
+  ["", "Neither side"],
+  ["source", "Source objects MUST implement this relationship"],
+  ["destination", "Destination objects MUST implement this relationship"],
+] as const;
+
+/** Nautobot 1.6 `ButtonClassChoices`. */
+export const BUTTON_CLASSES = [
+  ["default", "Default"],
+  ["primary", "Primary (blue)"],
+  ["success", "Success (green)"],
+  ["info", "Info (aqua)"],
+  ["warning", "Warning (orange)"],
+  ["danger", "Danger (red)"],
+  ["link", "None (link)"],
+] as const;
+
+/** Nautobot 1.6 `DynamicGroupOperatorChoices`. */
+export const DYNAMIC_GROUP_OPERATORS = [
+  ["union", "Include (OR)"],
+  ["intersection", "Restrict (AND)"],
+  ["difference", "Exclude (NOT)"],
+] as const;
+
+/** Nautobot 1.6 registry `model_features["custom_links"]` (models we serve are kept). */
+export const CUSTOM_LINK_MODELS = [
+  "circuits.circuit",
+  "circuits.circuittermination",
+  "circuits.provider",
+  "circuits.providernetwork",
+  "dcim.cable",
+  "dcim.device",
+  "dcim.deviceredundancygroup",
+  "dcim.devicetype",
+  "dcim.interfaceredundancygroup",
+  "dcim.location",
+  "dcim.locationtype",
+  "dcim.powerfeed",
+  "dcim.powerpanel",
+  "dcim.rack",
+  "dcim.rackreservation",
+  "dcim.site",
+  "dcim.virtualchassis",
+  "extras.dynamicgroup",
+  "extras.secret",
+  "extras.secretsgroup",
+  "extras.status",
+  "ipam.aggregate",
+  "ipam.ipaddress",
+  "ipam.prefix",
+  "ipam.routetarget",
+  "ipam.service",
+  "ipam.vlan",
+  "ipam.vrf",
+  "tenancy.tenant",
+  "virtualization.cluster",
+  "virtualization.virtualmachine",
+  "virtualization.vminterface",
+] as const;
+
+/** Nautobot 1.6 registry `model_features["export_templates"]` (models we serve are kept). */
+export const EXPORT_TEMPLATE_MODELS = [
+  ...CUSTOM_LINK_MODELS,
+  "dcim.consoleport",
+  "dcim.interface",
+  "dcim.inventoryitem",
+  "dcim.manufacturer",
+  "dcim.powerport",
+  "dcim.rackgroup",
+  "dcim.region",
+].sort();
+
+/** Nautobot 1.6 registry `model_features["dynamic_groups"]`. */
+export const DYNAMIC_GROUP_MODELS = [
+  "dcim.device",
+  "dcim.deviceredundancygroup",
+  "dcim.rack",
+  "ipam.ipaddress",
+  "ipam.prefix",
+  "virtualization.cluster",
+  "virtualization.virtualmachine",
+] as const;
+
+const templateProblem = (error: (f: string, m: string) => void, field: string, src: unknown) => {
+  const problem = checkTemplate(String(src ?? ""));
+  if (problem) error(field, `Invalid template: ${problem}`);
+};
+
+/** A choice of a selection custom field (Nautobot 1.6 `CustomFieldChoice`). */
+export const customFieldChoice = defineModel({
+  app: "extras",
+  name: "customfieldchoice",
+  verbose: "custom field choice",
+  path: "custom-field-choices",
+  changelog: true,
+  fields: {
+    field: f.rfk("extras.customfield", "CASCADE", { filterKey: "name" }),
+    value: f.str(100, { required: true }),
+    weight: f.int({ default: 100, help: "Higher weights appear later in the list" }),
+  },
+  nested: ["value"],
+  display: "value",
+  ordering: ["field", "weight", "value"],
+  search: ["value"],
+  uniqueTogether: [{ fields: ["field", "value"] }],
+  async validate({ data, get, error }) {
+    const cf = await get("extras.customfield", data.field);
+    if (cf && cf.type !== "select" && cf.type !== "multi-select")
+      error("field", "Custom field must be of type 'select' or 'multi-select'.");
+  },
+});
+
+/** A note attached to an object (Nautobot 1.6 `Note`); the author is the acting user. */
+export const note = defineModel({
+  app: "extras",
+  name: "note",
+  verbose: "note",
+  path: "notes",
+  changelog: true,
+  fields: {
+    user: f.ofk("users.user", "SET_NULL", { readOnly: true, filterKey: "username" }),
+    user_name: f.str(150, { readOnly: true }),
+    assigned_object: f.gfk("notes", "CASCADE"),
+    note: f.text({ required: true }),
+    slug: f.str(100, { readOnly: true }),
+  },
+  nested: ["assigned_object", "note", "user", "slug"],
+  display: "slug",
+  ordering: ["created"],
+  search: ["note", "user_name", "slug"],
+  async validate({ data, before, get, actor }) {
+    if (before) return;
+    data.user = actor?.id ?? null;
+    data.user_name = actor?.username ?? "";
+    const target = await get(String(data.assigned_object_type), data.assigned_object_id);
+    const label = String(target?.name ?? target?.slug ?? data.assigned_object_id ?? "note");
+    const stamp = new Date().toISOString().replace(/[-:TZ.]/g, (c) => (c === "T" ? "t" : c === "." ? "" : c));
+    data.slug = `${label}-${stamp}`
+      .toLowerCase()
+      .replace(/[^a-z0-9_-]+/g, "-")
+      .slice(0, 100);
+  },
+});
+
+/** A user-defined relationship between two content types (Nautobot 1.6 `Relationship`). */
+export const relationship = defineModel({
+  app: "extras",
+  name: "relationship",
+  verbose: "relationship",
+  path: "relationships",
+  changelog: true,
+  notes: true,
+  fields: {
+    name: f.name(100, { unique: true }),
+    slug: { ...f.slug("name", { underscore: true, unique: true }) },
+    description: f.description(),
+    type: f.choice(RELATIONSHIP_TYPES, { default: "many-to-many", plain: true }),
+    required_on: f.choice(RELATIONSHIP_REQUIRED_SIDES, { default: "", plain: true }),
+    source_type: f.ct("relationships", { required: true }),
+    source_label: f.str(50, { default: "" }),
+    source_hidden: f.bool(false),
+    source_filter: f.json({ nullable: true, object: true }),
+    destination_type: f.ct("relationships", { required: true }),
+    destination_label: f.str(50, { default: "" }),
+    destination_hidden: f.bool(false),
+    destination_filter: f.json({ nullable: true, object: true }),
+  },
+  nested: ["name", "slug"],
+  ordering: ["name"],
+  search: ["name", "description"],
+  validate({ data, before, error }) {
+    const symmetric = String(data.type).startsWith("symmetric-");
+    if (symmetric && data.source_type !== data.destination_type)
+      error("destination_type", "Must match source_type for a symmetric relationship");
+    if (symmetric && data.required_on)
+      error("required_on", "Symmetric relationships cannot be marked as required.");
+    if (before && before.type !== data.type)
+      error(
+        "type",
+        "Not supported to change the type of the relationship when some associations are present.",
+      );
+  },
+});
+
+/** One association of a relationship (Nautobot 1.6 `RelationshipAssociation`). */
+export const relationshipAssociation = defineModel({
+  app: "extras",
+  name: "relationshipassociation",
+  verbose: "relationship association",
+  path: "relationship-associations",
+  fields: {
+    relationship: f.rfk("extras.relationship", "CASCADE", { filterKey: "slug" }),
+    source: f.gfk("relationships", "CASCADE", { bare: true, required: true }),
+    destination: f.gfk("relationships", "CASCADE", { bare: true, required: true }),
+  },
+  nested: ["relationship", "source", "destination"],
+  displayUses: ["relationship", "source", "destination"],
+  display: (_r, rel) =>
+    `${(rel.source as { display?: string } | null)?.display ?? "unknown"} -> ${(rel.destination as { display?: string } | null)?.display ?? "unknown"} - ${(rel.relationship as { display?: string } | null)?.display ?? ""}`,
+  ordering: ["relationship"],
+  search: [],
+  uniqueTogether: [
+    { fields: ["relationship", "source_type", "source_id", "destination_type", "destination_id"] },
+  ],
+  serviceValidate: "relationshipAssociation",
+});
+
+/** A read-only value rendered from a Jinja template per object (Nautobot 1.6 `ComputedField`). */
+export const computedField = defineModel({
+  app: "extras",
+  name: "computedfield",
+  verbose: "computed field",
+  path: "computed-fields",
+  changelog: true,
+  notes: true,
+  fields: {
+    slug: { ...f.slug("label", { underscore: true, unique: true }) },
+    label: f.name(100),
+    description: f.description(),
+    content_type: f.ct("custom_fields", { required: true }),
+    template: f.str(500, { required: true, help: "Jinja2 template code for field value" }),
+    fallback_value: f.str(500, {
+      default: "",
+      help: "Fallback value (if any) to be output for the field in the case of a template rendering error.",
+    }),
+    weight: f.int({ default: 100 }),
+  },
+  nested: ["content_type", "label"],
+  display: "label",
+  ordering: ["weight", "slug"],
+  search: ["label", "slug", "description", "template", "fallback_value"],
+  validate({ data, error }) {
+    templateProblem(error, "template", data.template);
+  },
+});
+
+/** A link shown on an object's page (Nautobot 1.6 `CustomLink`). */
+export const customLink = defineModel({
+  app: "extras",
+  name: "customlink",
+  verbose: "custom link",
+  path: "custom-links",
+  changelog: true,
+  notes: true,
+  fields: {
+    target_url: f.str(500, { required: true, label: "URL" }),
+    name: f.name(100, { unique: true }),
+    content_type: f.ct(CUSTOM_LINK_MODELS, { required: true }),
+    text: f.str(500, { required: true }),
+    weight: f.int({ default: 100 }),
+    group_name: f.str(50, { default: "" }),
+    button_class: f.choice(BUTTON_CLASSES, { default: "default", plain: true }),
+    new_window: { ...f.bool(false), required: true },
+  },
+  nested: ["content_type", "name"],
+  ordering: ["group_name", "weight", "name"],
+  search: ["name", "target_url", "text", "group_name"],
+  validate({ data, error }) {
+    templateProblem(error, "text", data.text);
+    templateProblem(error, "target_url", data.target_url);
+  },
+});
+
+/** A Jinja template rendering a list of objects (Nautobot 1.6 `ExportTemplate`). */
+export const exportTemplate = defineModel({
+  app: "extras",
+  name: "exporttemplate",
+  verbose: "export template",
+  path: "export-templates",
+  changelog: true,
+  notes: true,
+  relationships: true,
+  fields: {
+    content_type: f.ct(EXPORT_TEMPLATE_MODELS, { required: true }),
+    owner_content_type: f.ct([], { nullable: true, readOnly: true }),
+    owner_object_id: f.str(36, { nullable: true, readOnly: true }),
+    owner: f.computed("null", { type: "field" }),
+    name: f.name(100),
+    description: f.description(),
+    template_code: f.text({ required: true }),
+    mime_type: f.str(50, { default: "" }),
+    file_extension: f.str(15, { default: "" }),
+  },
+  nested: ["name"],
+  display: (r) => `${String(r.content_type).replace(".", " | ")}: ${r.name}`,
+  ordering: ["content_type", "name"],
+  search: ["name", "description", "template_code"],
+  uniqueTogether: [{ fields: ["content_type", "name"] }],
+  validate({ data, error }) {
+    templateProblem(error, "template_code", data.template_code);
+  },
+});
+
+/** A group of objects defined by a filter (Nautobot 1.6 `DynamicGroup`). */
+export const dynamicGroup = defineModel({
+  app: "extras",
+  name: "dynamicgroup",
+  verbose: "dynamic group",
+  path: "dynamic-groups",
+  changelog: true,
+  customFields: true,
+  fields: {
+    name: f.name(100, { unique: true, help: "Dynamic Group name" }),
+    slug: { ...f.slug("name", { unique: true }), help: "Unique slug" },
+    description: f.description(),
+    content_type: f.ct(DYNAMIC_GROUP_MODELS, { required: true }),
+    filter: f.json({
+      object: true,
+      required: true,
+      help: "A JSON-encoded dictionary of filter parameters for group membership",
+    }),
+    children: f.computed("dynamic_group_children", { type: "field" }),
+  },
+  nested: ["name", "slug", "content_type"],
+  ordering: ["content_type", "name"],
+  search: ["name", "slug", "description"],
+  serviceValidate: "dynamicGroup",
+});
+
+/** A child group of a dynamic group with its set operator (Nautobot 1.6 `DynamicGroupMembership`). */
+export const dynamicGroupMembership = defineModel({
+  app: "extras",
+  name: "dynamicgroupmembership",
+  verbose: "dynamic group membership",
+  path: "dynamic-group-memberships",
+  fields: {
+    group: f.rfk("extras.dynamicgroup", "CASCADE", { filterKey: "slug" }),
+    parent_group: f.rfk("extras.dynamicgroup", "CASCADE", { filterKey: "slug" }),
+    operator: f.choice(DYNAMIC_GROUP_OPERATORS, { required: true, plain: true }),
+    weight: f.int({ required: true }),
+  },
+  nested: ["group", "parent_group", "operator", "weight"],
+  displayUses: ["group", "parent_group"],
+  display: (r, rel) =>
+    `${(rel.parent_group as { display?: string } | null)?.display ?? ""} > ${r.operator} (${r.weight}) > ${(rel.group as { display?: string } | null)?.display ?? ""}`,
+  ordering: ["parent_group", "weight", "group"],
+  search: [],
+  uniqueTogether: [{ fields: ["group", "parent_group", "operator", "weight"] }],
+  validate({ data, error }) {
+    if (data.group && data.group === data.parent_group) error("group", "A group cannot be its own parent.");
+  },
+});
+
+export const models: ModelDef[] = [
+  customFieldChoice,
+  note,
+  relationship,
+  relationshipAssociation,
+  computedField,
+  customLink,
+  exportTemplate,
+  dynamicGroup,
+  dynamicGroupMembership,
+];

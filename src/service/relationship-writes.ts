@@ -1,0 +1,143 @@
+/**
+ * The writable `relationships` key of objects (Nautobot 1.6 `RelationshipsDataField.to_internal_value` and
+ * `RelationshipModelSerializerMixin._save_relationships`): `{"<slug>": {"<side>": {"objects": [ref…]}}}`
+ * replaces the listed side's associations of the object; relationships and sides not named are kept.
+ */
+import { randomUUID } from "node:crypto";
+import { hasRelationships, type Model } from "../registry/index.ts";
+import type { Ctx } from "./context.ts";
+import { ErrorBag, ValidationError } from "./errors.ts";
+import { resolveRef } from "./input.ts";
+import { relationshipsOf, sidesOf } from "./object-extras.ts";
+import type { Row } from "./rows.ts";
+
+/** One side of one relationship to set: the peers' ids, in order. */
+export interface RelationshipChange {
+  rel: Row;
+  /** The side the *peers* are on (`source`, `destination`, `peer`). */
+  other: "source" | "destination" | "peer";
+  peers: string[];
+}
+
+const OPPOSITE = { source: "destination", destination: "source", peer: "peer" } as const;
+
+/**
+ * Parse the `relationships` value of a write body. Errors go under `relationships` with Nautobot's
+ * wording. @returns undefined when the key is absent or the model has no relationships.
+ */
+export async function parseRelationships(
+  ctx: Ctx,
+  model: Model,
+  input: unknown,
+  errors: ErrorBag,
+): Promise<RelationshipChange[] | undefined> {
+  if (!hasRelationships(model) || input === undefined) return undefined;
+  const fail = (msg: string) => {
+    errors.add("relationships", msg);
+    return undefined;
+  };
+  if (input === null || typeof input !== "object" || Array.isArray(input))
+    return fail(
+      `Expected a dictionary of items but got type "${Array.isArray(input) ? "list" : typeof input}".`,
+    );
+  const rels = await relationshipsOf(ctx, model.key);
+  const label = `${model.app}.${model.name}`;
+  const out: RelationshipChange[] = [];
+  for (const [slug, data] of Object.entries(input as Record<string, unknown>)) {
+    const rel = rels.find((r) => r.slug === slug);
+    if (!rel) return fail(`"${slug}" is not a relationship on ${label}`);
+    if (!data || typeof data !== "object" || Array.isArray(data))
+      return fail(`"${slug}" must be a dictionary`);
+    const valid = sidesOf(rel, model.key).map((s) => OPPOSITE[s]);
+    for (const [other, sideData] of Object.entries(data as Record<string, unknown>)) {
+      if (!(valid as string[]).includes(other))
+        return fail(`"${other}" is not a valid side for "${rel.name}" on ${label}`);
+      if (!sideData || typeof sideData !== "object" || !("objects" in sideData))
+        return fail(`"objects" must be specified under ["${slug}"]["${other}"] when present`);
+      const objects = (sideData as { objects: unknown }).objects;
+      if (!Array.isArray(objects)) return fail('"objects" must be a list, not a single value');
+      const many = rel.type === "many-to-many" || rel.type === "symmetric-many-to-many";
+      const manyHere = many || (rel.type === "one-to-many" && other === "destination");
+      if (objects.length > 1 && !manyHere)
+        return fail(`For "${rel.name}", "${other}" objects must include at most a single object`);
+      const target = ctx.reg.models.get(String(other === "source" ? rel.source_type : rel.destination_type));
+      if (!target) return fail(`Model ${other} is not currently installed, cannot look it up`);
+      const peers: string[] = [];
+      for (const item of objects) {
+        const bag = new ErrorBag();
+        const id = await resolveRef(ctx, target, item, "x", bag);
+        if (bag.has()) return fail(String((bag.errors.x as string[] | undefined)?.[0] ?? "Invalid object"));
+        if (id && !peers.includes(id)) peers.push(id);
+      }
+      out.push({ rel, other: other as RelationshipChange["other"], peers });
+    }
+  }
+  return out;
+}
+
+/**
+ * Replace the associations of `id` on each changed side (in the caller's transaction). One-to-one and
+ * one-to-many limits are checked against the other objects' associations.
+ * @throws ValidationError under `relationships` when a peer already has its single association.
+ */
+export async function saveRelationships(
+  ctx: Ctx,
+  _model: Model,
+  id: string,
+  changes: readonly RelationshipChange[],
+): Promise<void> {
+  const table = "extras_relationshipassociation";
+  for (const { rel, other, peers } of changes) {
+    // The object's own side: as source its peers are destinations, and the other way round.
+    const mine = OPPOSITE[other];
+    let existing = ctx.db.selectFrom(table).selectAll().where("relationship_id", "=", rel.id);
+    existing =
+      mine === "peer"
+        ? existing.where((eb) => eb.or([eb("source_id", "=", id), eb("destination_id", "=", id)]))
+        : existing.where(`${mine}_id`, "=", id);
+    const rows = await existing.execute();
+    const peerOf = (a: Row) =>
+      mine === "peer" ? (a.source_id === id ? a.destination_id : a.source_id) : a[`${other}_id`];
+    const keep = new Set<string>();
+    for (const a of rows) {
+      if (peers.includes(peerOf(a))) keep.add(peerOf(a));
+      else await ctx.db.deleteFrom(table).where("id", "=", a.id).execute();
+    }
+    for (const peer of peers) {
+      if (keep.has(peer)) continue;
+      if (mine === "peer" && peer === id)
+        throw new ValidationError({
+          relationships: ["An object cannot form a symmetric relationship with itself"],
+        });
+      const single =
+        rel.type === "one-to-one" ||
+        rel.type === "symmetric-one-to-one" ||
+        (rel.type === "one-to-many" && other === "destination");
+      if (single) {
+        const col = other === "peer" ? "destination_id" : `${other}_id`;
+        const taken = await ctx.db
+          .selectFrom(table)
+          .select("id")
+          .where("relationship_id", "=", rel.id)
+          .where(col, "=", peer)
+          .executeTakeFirst();
+        if (taken)
+          throw new ValidationError({
+            relationships: [`Unable to create more than one ${rel.name} association to ${peer} (${other})`],
+          });
+      }
+      const [source, destination] = mine === "destination" ? [peer, id] : [id, peer];
+      await ctx.db
+        .insertInto(table)
+        .values({
+          id: randomUUID(),
+          relationship_id: rel.id,
+          source_type: rel.source_type,
+          source_id: source,
+          destination_type: rel.destination_type,
+          destination_id: destination,
+        })
+        .execute();
+    }
+  }
+}

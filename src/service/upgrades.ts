@@ -1,0 +1,62 @@
+/**
+ * One-time data upgrades run by `upgrade()` after the schema migration, each once per database under a
+ * marker row in `inventory_meta` and the transaction lock (processes starting together run it once).
+ */
+import { randomUUID } from "node:crypto";
+import { storedTime } from "../store/values.ts";
+import type { Ctx } from "./context.ts";
+import { inTransaction } from "./write.ts";
+
+/** Run `fn` once per database under `marker`. @returns what `fn` returned, or 0 when already done. */
+async function once(ctx: Ctx, marker: string, fn: (t: Ctx) => Promise<number>): Promise<number> {
+  const done = (t: Ctx) =>
+    t.db.selectFrom("inventory_meta").select("key").where("key", "=", marker).executeTakeFirst();
+  if (await done(ctx)) return 0;
+  return inTransaction(ctx, async (t) => {
+    await t.store.dialect.transactionLock(t.db, marker);
+    if (await done(t)) return 0;
+    const n = await fn(t);
+    await t.db
+      .insertInto("inventory_meta")
+      .values({ key: marker, value: String(n) })
+      .execute();
+    return n;
+  });
+}
+
+/**
+ * Inline custom-field `choices` lists of earlier releases become custom-field choice rows (weight 100 in
+ * list order, as Nautobot's migration does), then the inline list is cleared (issue 9).
+ * @returns how many choices were moved.
+ */
+export function ensureChoiceRows(ctx: Ctx): Promise<number> {
+  return once(ctx, "custom_field_choices_v1", async (t) => {
+    const fields = await t.db
+      .selectFrom("extras_customfield")
+      .select(["id", "choices"])
+      .where("choices", "is not", null)
+      .execute();
+    let n = 0;
+    const now = storedTime();
+    for (const f of fields) {
+      const list = JSON.parse(String(f.choices)) as unknown;
+      if (!Array.isArray(list) || !list.length) continue;
+      for (const [i, value] of list.entries()) {
+        await t.db
+          .insertInto("extras_customfieldchoice")
+          .values({
+            id: randomUUID(),
+            field_id: f.id,
+            value: String(value),
+            weight: 100 + i,
+            created: now.slice(0, 10),
+            last_updated: now,
+          })
+          .execute();
+        n++;
+      }
+      await t.db.updateTable("extras_customfield").set({ choices: "[]" }).where("id", "=", f.id).execute();
+    }
+    return n;
+  });
+}
