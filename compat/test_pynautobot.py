@@ -175,3 +175,36 @@ def test_vlans_tags_and_circuits(dc, nb):
     )
     assert nb.circuits.circuits.get(cid="CID-1").termination_a.id == term_a.id
     assert nb.circuits.circuit_terminations.get(term_a.id).connected_endpoint.id == eth3.id
+
+
+def test_custom_field_choices_notes_and_relationships(dc, nb):
+    field = nb.extras.custom_fields.create(name="tier", type="select", content_types=["dcim.site"])
+    assert field.label == "tier"
+    gold = nb.extras.custom_field_choices.create(field=field.id, value="gold", weight=10)
+    nb.extras.custom_field_choices.create(field={"name": "tier"}, value="silver", weight=20)
+    assert [c.value for c in nb.extras.custom_field_choices.filter(field="tier")] == ["gold", "silver"]
+    assert gold.field.name == "tier"
+    site = nb.dcim.sites.get(dc["site"].id)
+    site.custom_fields["tier"] = "gold"
+    assert site.save()
+    assert nb.dcim.sites.get(site.id).custom_fields["tier"] == "gold"
+    with pytest.raises(pynautobot.RequestError):
+        nb.dcim.sites.update([{"id": site.id, "custom_fields": {"tier": "bronze"}}])
+
+    note = nb.extras.notes.create(assigned_object_type="dcim.site", assigned_object_id=site.id, note="Racks delivered")
+    assert note.user.username and note.assigned_object.id == site.id
+    assert [n.note for n in nb.extras.notes.filter(assigned_object_id=site.id)] == ["Racks delivered"]
+    assert nb.dcim.sites.get(site.id).notes_url.endswith(f"/api/dcim/sites/{site.id}/notes/")
+
+    rel = nb.extras.relationships.create(
+        name="Backup site", type="one-to-one", source_type="dcim.site", destination_type="dcim.site"
+    )
+    assoc = nb.extras.relationship_associations.create(
+        relationship=rel.id,
+        source_type="dcim.site",
+        source_id=site.id,
+        destination_type="dcim.site",
+        destination_id=dc["site2"].id,
+    )
+    assert assoc.relationship.slug == "backup_site"
+    assert nb.extras.relationship_associations.count(relationship="backup_site") == 1

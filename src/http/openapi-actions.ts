@@ -2,7 +2,7 @@
  * OpenAPI paths of the detail actions beside the generic model endpoints (webhook retries, allocation),
  * merged into the document by `openapiDocument`. Component names follow openapi.ts (`IpamPrefix`, …).
  */
-import type { Registry } from "../registry/index.ts";
+import { hasNotes, type Registry } from "../registry/index.ts";
 import { errors, json, ref, type Schema, UUID } from "./openapi-parts.ts";
 
 const ID_PARAM = { name: "id", in: "path", required: true, schema: UUID };
@@ -167,10 +167,70 @@ function cablePathPaths(reg: Registry): Record<string, unknown> {
   return out;
 }
 
+const PAGE_PARAMS = [
+  { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 0 } },
+  { name: "offset", in: "query", required: false, schema: { type: "integer", minimum: 0 } },
+];
+const pageOf = (items: Schema): Schema => ({
+  type: "object",
+  properties: {
+    count: { type: "integer" },
+    next: { type: "string", nullable: true },
+    previous: { type: "string", nullable: true },
+    results: { type: "array", items },
+  },
+  required: ["count", "next", "previous", "results"],
+});
+
+/** `…/notes/` on every model with notes, and dynamic-group members (routes/object-actions.ts). */
+function objectActionPaths(reg: Registry): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const m of reg.models.values()) {
+    if (!hasNotes(m)) continue;
+    const id = `${m.app}_${m.path.replace(/-/g, "_")}`;
+    out[`/${m.app}/${m.path}/{id}/notes/`] = {
+      parameters: [ID_PARAM],
+      get: {
+        operationId: `${id}_notes_list`,
+        tags: [m.app],
+        description: `Notes of this ${m.verbose}, oldest first (Nautobot \`NotesViewSetMixin\`).`,
+        parameters: PAGE_PARAMS,
+        responses: { 200: json(pageOf(ref("ExtrasNote"))), ...errors(403, 404) },
+      },
+      post: {
+        operationId: `${id}_notes_create`,
+        tags: [m.app],
+        description: `Add a note to this ${m.verbose}, written by the acting user.`,
+        requestBody: {
+          required: true,
+          content: {
+            "application/json": {
+              schema: { type: "object", properties: { note: { type: "string" } }, required: ["note"] },
+            },
+          },
+        },
+        responses: { 201: json(ref("ExtrasNote")), ...errors(400, 403, 404) },
+      },
+    };
+  }
+  out["/extras/dynamic-groups/{id}/members/"] = {
+    parameters: [ID_PARAM],
+    get: {
+      operationId: "extras_dynamic_groups_members_list",
+      tags: ["extras"],
+      description: "The objects the group's filter and child groups select, in the member model's order.",
+      parameters: PAGE_PARAMS,
+      responses: { 200: json(pageOf(ANY_OBJECT)), ...errors(400, 403, 404) },
+    },
+  };
+  return out;
+}
+
 /** Paths of the actions, keyed as in `paths` (relative to `/api`). */
 export function actionPaths(reg: Registry): Record<string, unknown> {
   return {
     ...cablePathPaths(reg),
+    ...objectActionPaths(reg),
     "/extras/webhook-deliveries/{id}/retry/": {
       post: {
         operationId: "extras_webhook_deliveries_retry",

@@ -11,7 +11,7 @@
  * - `PaginatedDcimSiteList`: the list envelope.
  */
 import { filterSetFor } from "../query/filters.ts";
-import type { Model, Registry } from "../registry/index.ts";
+import { hasNotes, hasRelationships, type Model, type Registry } from "../registry/index.ts";
 import type { FieldDef } from "../registry/meta.ts";
 import { actionPaths, actionSchemas } from "./openapi-actions.ts";
 import { errors, json, ref, type Schema, UUID } from "./openapi-parts.ts";
@@ -162,8 +162,11 @@ function fullSchema(reg: Registry, m: Model): Schema {
     if (fd.kind === "gfk") {
       props[`${n}_type`] = { type: "string", nullable: true };
       props[`${n}_id`] = { type: "string", nullable: true };
-      props[n] = { type: "object", nullable: true };
-      required.push(`${n}_type`, `${n}_id`, n);
+      required.push(`${n}_type`, `${n}_id`);
+      if (!fd.bare) {
+        props[n] = { type: "object", nullable: true };
+        required.push(n);
+      }
       continue;
     }
     props[n] = outSchema(reg, m, n, fd, "full");
@@ -178,10 +181,25 @@ function fullSchema(reg: Registry, m: Model): Schema {
     props.tags = { type: "array", items: ref("NestedExtrasTag") };
     required.push("tags");
   }
+  if (hasNotes(m)) {
+    props.notes_url = { type: "string", format: "uri" };
+    required.push("notes_url");
+  }
   if (m.customFields) {
     props.custom_fields = { type: "object", additionalProperties: true };
     required.push("custom_fields");
+    props.computed_fields = {
+      type: "object",
+      additionalProperties: { type: "string" },
+      description: "Opt-in on GET: `?include=computed_fields`; always present in write responses.",
+    };
   }
+  if (hasRelationships(m))
+    props.relationships = {
+      type: "object",
+      additionalProperties: true,
+      description: "Opt-in on GET: `?include=relationships`; always present in write responses.",
+    };
   return { type: "object", properties: props, required };
 }
 
@@ -219,6 +237,13 @@ function writableSchema(reg: Registry, m: Model, withRequired: boolean): Schema 
   }
   if (m.tags) props.tags = { type: "array", items: RELATED_IN };
   if (m.customFields) props.custom_fields = { type: "object", additionalProperties: true };
+  if (hasRelationships(m))
+    props.relationships = {
+      type: "object",
+      additionalProperties: true,
+      description:
+        'Per relationship slug, the side to set: `{"<slug>": {"destination": {"objects": [<id or attributes>]}}}`.',
+    };
   return { type: "object", properties: props, ...(required.length ? { required } : {}) };
 }
 
