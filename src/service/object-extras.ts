@@ -37,12 +37,24 @@ export function sidesOf(rel: Row, modelKey: string): Array<"source" | "destinati
   return out;
 }
 
-/** Nautobot `Relationship.get_label(side)`: the side's label, else the other model's verbose plural. */
+/** Nautobot `Relationship.has_many(side)`: whether that side may hold several objects. */
+export function hasMany(rel: Row, side: "source" | "destination" | "peer"): boolean {
+  const type = String(rel.type);
+  if (type === "many-to-many" || type === "symmetric-many-to-many") return true;
+  return type === "one-to-many" && side === "destination";
+}
+
+/**
+ * Nautobot `Relationship.get_label(side)`: the side's label, else the other model's verbose name (plural
+ * when the other side holds several objects).
+ */
 function labelOf(ctx: Ctx, rel: Row, side: "source" | "destination" | "peer"): string {
   const own = side === "destination" ? rel.destination_label : rel.source_label;
   if (own) return String(own);
+  const otherSide = side === "source" ? "destination" : side === "destination" ? "source" : "peer";
   const other = ctx.reg.models.get(String(side === "destination" ? rel.source_type : rel.destination_type));
-  return other ? (other.plural ?? `${other.verbose}s`) : "";
+  if (!other) return "";
+  return hasMany(rel, otherSide) ? (other.plural ?? `${other.verbose}s`) : other.verbose;
 }
 
 /**

@@ -141,3 +141,57 @@ export async function saveRelationships(
     }
   }
 }
+
+const title = (s: string) => s.replace(/(^|\s)([a-z])/g, (_m, sp: string, c: string) => sp + c.toUpperCase());
+
+/**
+ * Relationships marked `required_on` this model's side need at least one peer (Nautobot 1.6
+ * `RelationshipModel.required_related_objects_errors`, API wording). On an update that does not send
+ * `relationships`, existing associations satisfy the rule. Symmetric relationships are never enforced.
+ * @throws ValidationError `{"relationships": {"<slug>": [messages]}}`.
+ */
+export async function checkRequiredRelationships(
+  ctx: Ctx,
+  model: Model,
+  changes: readonly RelationshipChange[] | undefined,
+  instanceId: string | undefined,
+  keySpecified: boolean,
+): Promise<void> {
+  if (!hasRelationships(model)) return;
+  const rels = (await relationshipsOf(ctx, model.key)).filter(
+    (r) =>
+      r.required_on && !String(r.type).startsWith("symmetric-") && r[`${r.required_on}_type`] === model.key,
+  );
+  if (!rels.length) return;
+  const errors: Record<string, string[]> = {};
+  for (const rel of rels) {
+    const opposite = rel.required_on === "source" ? "destination" : "source";
+    const supplied = changes?.find((c) => c.rel.id === rel.id && c.other === opposite);
+    if (instanceId && !supplied && !keySpecified) {
+      const existing = await ctx.db
+        .selectFrom("extras_relationshipassociation")
+        .select("id")
+        .where("relationship_id", "=", rel.id)
+        .where(`${rel.required_on}_id`, "=", instanceId)
+        .executeTakeFirst();
+      if (existing) continue;
+    }
+    const required = ctx.reg.models.get(String(rel[`${opposite}_type`]));
+    if (!required) continue;
+    const many = rel.type === "many-to-many" || (rel.type === "one-to-many" && opposite === "destination");
+    const howMany = many ? "at least one" : "a";
+    const msgs: string[] = [];
+    const any = await ctx.db.selectFrom(required.table).select("id").limit(1).executeTakeFirst();
+    if (!any) {
+      const plural = required.plural ?? `${required.verbose}s`;
+      msgs.push(
+        `${title(model.plural ?? `${model.verbose}s`)} require ${howMany} ${required.verbose}, but no ${plural} exist yet. ` +
+          `Create a ${required.verbose} by posting to /api/${required.app}/${required.path}/`,
+      );
+    }
+    if (!supplied?.peers.length)
+      msgs.push(`You need to specify ["relationships"]["${rel.slug}"]["${opposite}"]["objects"].`);
+    if (msgs.length) errors[String(rel.slug)] = msgs;
+  }
+  if (Object.keys(errors).length) throw new ValidationError({ relationships: errors });
+}

@@ -30,7 +30,7 @@ import { naturalKey, parseWrite } from "./input.ts";
 import { enqueueDeliveries, type LoggedChange, outboxSignal, QUEUED_KEY } from "./outbox.ts";
 import { hashPassword } from "./passwords.ts";
 import { permits } from "./permissions.ts";
-import { parseRelationships, saveRelationships } from "./relationship-writes.ts";
+import { checkRequiredRelationships, parseRelationships, saveRelationships } from "./relationship-writes.ts";
 import { detailUrl, nestedFor, represent } from "./represent.ts";
 import {
   chunks,
@@ -229,6 +229,7 @@ export async function createObject(
   if (!errors.has()) await runValidate(ctx, model, record, undefined, errors);
   await runServiceValidate(ctx, model, record, errors);
   errors.throwIfAny();
+  await checkRequiredRelationships(ctx, model, relChanges, undefined, relationshipsIn(body) !== undefined);
   await guardAccountWrite(ctx, model, record, undefined, parsed.touched);
   const given = opts.keepId && body && typeof body === "object" ? (body as Row).id : undefined;
   const id = typeof given === "string" ? given : randomUUID();
@@ -291,6 +292,7 @@ export async function updateObject(
   if (!errors.has()) await runValidate(ctx, model, record, before, errors);
   await runServiceValidate(ctx, model, record, errors);
   errors.throwIfAny();
+  await checkRequiredRelationships(ctx, model, relChanges, id, relationshipsIn(body) !== undefined);
   await guardAccountWrite(
     ctx,
     model,

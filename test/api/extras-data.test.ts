@@ -257,6 +257,56 @@ describe("extras attached to objects", () => {
     site2 = await create(s, "/api/dcim/sites/", { name: "Beta", status: "planned" });
   });
 
+  it("required relationships: Nautobot's messages on create and on updates that drop them", async () => {
+    const rel = await create(s, "/api/extras/relationships/", {
+      name: "Req",
+      type: "one-to-many",
+      source_type: "dcim.platform",
+      destination_type: "dcim.manufacturer",
+      required_on: "destination",
+    });
+    const none = await s.api("/api/dcim/manufacturers/", { method: "POST", body: { name: "m1" } });
+    assert.equal(none.status, 400);
+    assert.deepEqual(none.body, {
+      relationships: {
+        req: [
+          "Manufacturers require a platform, but no platforms exist yet. Create a platform by posting to /api/dcim/platforms/",
+          'You need to specify ["relationships"]["req"]["source"]["objects"].',
+        ],
+      },
+    });
+    const pl = await create(s, "/api/dcim/platforms/", { name: "p1" });
+    assert.deepEqual(pl.relationships.req.destination, {
+      label: "manufacturers",
+      object_type: "dcim.manufacturer",
+      objects: [],
+    });
+    const still = await s.api("/api/dcim/manufacturers/", { method: "POST", body: { name: "m1" } });
+    assert.deepEqual(still.body, {
+      relationships: { req: ['You need to specify ["relationships"]["req"]["source"]["objects"].'] },
+    });
+    const m = await create(s, "/api/dcim/manufacturers/", {
+      name: "m1",
+      relationships: { req: { source: { objects: [pl.id] } } },
+    });
+    assert.equal(m.relationships.req.source.label, "platform");
+    assert.deepEqual(
+      m.relationships.req.source.objects.map((o: any) => o.id),
+      [pl.id],
+    );
+    const kept = await s.api(`/api/dcim/manufacturers/${m.id}/`, {
+      method: "PATCH",
+      body: { description: "x" },
+    });
+    assert.equal(kept.status, 200);
+    const dropped = await s.api(`/api/dcim/manufacturers/${m.id}/`, {
+      method: "PATCH",
+      body: { description: "y", relationships: {} },
+    });
+    assert.equal(dropped.status, 400);
+    assert.equal((await s.api(`/api/extras/relationships/${rel.id}/`, { method: "DELETE" })).status, 204);
+  });
+
   it("computed fields render per object, with the fallback on a render error", async () => {
     const cfd = await create(s, "/api/extras/computed-fields/", {
       content_type: "dcim.site",

@@ -11,7 +11,7 @@ const ALLOWED: Record<string, string[]> = {
   config: ["config", "net"],
   store: ["store", "registry", "net"],
   query: ["query", "registry", "store", "net"],
-  service: ["service", "registry", "store", "query", "net"],
+  service: ["service", "registry", "store", "query", "net", "template"],
   http: ["http", "service", "query", "registry", "store", "config", "net"],
   webhooks: ["webhooks", "service", "store", "registry", "template", "net"],
   importer: ["importer", "service", "registry", "store", "net", "config"],
