@@ -8,7 +8,9 @@ import type { FieldDef, ModelDef } from "./meta.ts";
 import { models as circuits } from "./models/circuits.ts";
 import { models as dcim } from "./models/dcim.ts";
 import { models as dcimComponents } from "./models/dcim-components.ts";
+import { models as dcimRedundancy } from "./models/dcim-redundancy.ts";
 import { models as extras } from "./models/extras.ts";
+import { models as extrasConfig } from "./models/extras-config.ts";
 import { models as extrasData } from "./models/extras-data.ts";
 import { models as ipam } from "./models/ipam.ts";
 import { models as tenancy } from "./models/tenancy.ts";
@@ -293,6 +295,8 @@ export function registry(): Registry {
       ...dcimComponents,
       ...extras,
       ...extrasData,
+      ...extrasConfig,
+      ...dcimRedundancy,
       ...ipam,
       ...tenancy,
       ...users,

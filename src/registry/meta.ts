@@ -183,6 +183,11 @@ export interface ComputedField extends FieldBase {
   loader: string;
   /** OPTIONS type to report. */
   type?: string;
+  /**
+   * For the `reverse_nested` loader: the rows of `model` whose FK `via` points at this row, nested, in
+   * that model's ordering (a secrets group's `secrets`, a dynamic group's `children`).
+   */
+  of?: { model: string; via: string };
 }
 
 export type FieldDef =
@@ -305,6 +310,12 @@ export interface ModelDef {
    * `RelationshipModelSerializerMixin`). Default: the value of `customFields`.
    */
   relationships?: boolean;
+  /**
+   * Key order of the full representation where Nautobot's serializer lists fields explicitly in another
+   * order than the generic one (users: `display` first; clusters: `tags` before the counts). Keys not
+   * listed follow in their generic order.
+   */
+  keyOrder?: readonly string[];
   /** Devices and VMs render config_context. */
   configContext?: boolean;
   /** Read-only endpoint (content types, object changes). */

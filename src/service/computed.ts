@@ -5,6 +5,7 @@
 
 import type { Model } from "../registry/index.ts";
 import type { ComputedField } from "../registry/meta.ts";
+import { orderColumns } from "../store/ordering.ts";
 import { type CablePath, pathsOf } from "./cable-paths.ts";
 import type { Ctx } from "./context.ts";
 import { type Mode, nestedFor } from "./represent.ts";
@@ -135,6 +136,7 @@ async function configContext(ctx: Ctx, model: Model, rows: readonly Row[]): Prom
     "clusters",
     "tenant_groups",
     "tenants",
+    "device_redundancy_groups",
     "tags",
   ];
   let loaded = ctx.memo.get("configContexts") as
@@ -214,6 +216,9 @@ async function configContext(ctx: Ctx, model: Model, rows: readonly Row[]): Prom
       clusters: new Set(r.cluster_id ? [r.cluster_id] : []),
       tenant_groups: tgAnc.get(tenant?.group_id) ?? new Set(),
       tenants: new Set(r.tenant_id ? [r.tenant_id] : []),
+      device_redundancy_groups: new Set(
+        isDevice && r.device_redundancy_group_id ? [r.device_redundancy_group_id] : [],
+      ),
       tags: tagsByObj.get(r.id) ?? new Set(),
     };
     let data: Record<string, unknown> = {};
@@ -245,30 +250,34 @@ async function groupCount(
 }
 
 /**
- * A dynamic group's `children`: its memberships in weight order, nested (Nautobot 1.6
- * `DynamicGroupSerializer.children`), one query for the page.
+ * Rows of another model pointing at each row through an FK, rendered nested, in that model's ordering
+ * (`f.computed("reverse_nested", { of: { model, via } })`): one query for the page.
  */
-async function dynamicGroupChildren(ctx: Ctx, _model: Model, rows: readonly Row[]): Promise<unknown[]> {
-  const membership = ctx.reg.get("extras.dynamicgroupmembership");
-  const links = await rowsWhereIn(
-    ctx,
-    membership,
-    "parent_group_id",
-    rows.map((r) => r.id),
-  );
-  links.sort((a, b) => Number(a.weight) - Number(b.weight) || String(a.id).localeCompare(String(b.id)));
+async function reverseNested(
+  ctx: Ctx,
+  _model: Model,
+  rows: readonly Row[],
+  field: ComputedField,
+): Promise<unknown[]> {
+  if (!field.of) return rows.map(() => []);
+  const child = ctx.reg.get(field.of.model);
+  const col = `${field.of.via}_id`;
+  const links: Row[] = [];
+  for (const part of chunks(rows.map((r) => r.id as string))) {
+    let q = ctx.db.selectFrom(child.table).selectAll().where(col, "in", part);
+    for (const [c, desc] of orderColumns(child)) q = q.orderBy(c, desc ? "desc" : "asc");
+    links.push(...(await q.execute()));
+  }
   const nested = await nestedFor(
     ctx,
-    membership,
+    child,
     links.map((l) => l.id),
   );
-  return rows.map((r) =>
-    links.filter((l) => l.parent_group_id === r.id).map((l) => nested.get(l.id as string) ?? null),
-  );
+  return rows.map((r) => links.filter((l) => l[col] === r.id).map((l) => nested.get(l.id as string) ?? null));
 }
 
 const LOADERS: Record<string, Loader> = {
-  dynamic_group_children: dynamicGroupChildren,
+  reverse_nested: reverseNested,
   site_circuit_count: (ctx, _m, rows) =>
     groupCount(
       ctx,

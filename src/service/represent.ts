@@ -385,10 +385,22 @@ export async function represent(
       }
       if (withComputed) obj.computed_fields = {};
       if (relMap) obj.relationships = relMap.get(row.id) ?? {};
+      if (model.keyOrder) {
+        out.push(reordered(obj, model.keyOrder));
+        return;
+      }
     }
     out.push(obj);
   });
   if (withComputed) await computedFieldsFor(ctx, model, out);
+  return out;
+}
+
+/** `obj` with `order`'s keys first (those present), then the rest in their order. */
+function reordered(obj: Obj, order: readonly string[]): Obj {
+  const out: Obj = {};
+  for (const k of order) if (k in obj) out[k] = obj[k];
+  for (const [k, v] of Object.entries(obj)) if (!(k in out)) out[k] = v;
   return out;
 }
 

@@ -6,6 +6,7 @@ import { compileFilters, filterSetFor } from "../query/filters.ts";
 import type { Model } from "../registry/index.ts";
 import type { Ctx } from "./context.ts";
 import type { ErrorBag } from "./errors.ts";
+import { checkConfigContextData, checkLocalContext, checkSchemaDefinition } from "./json-schema.ts";
 import type { Row } from "./rows.ts";
 
 const ACTIONS = new Set(["view", "add", "change", "delete"]);
@@ -120,6 +121,9 @@ const VALIDATORS: Record<string, (ctx: Ctx, model: Model, rec: Row, errors: Erro
   object_permission: objectPermission,
   dynamicGroup,
   relationshipAssociation,
+  configContextSchema: checkSchemaDefinition,
+  configContextData: checkConfigContextData,
+  localContext: checkLocalContext,
 };
 
 /** Run a named service validator. Unknown names are a programming error. */

@@ -575,6 +575,50 @@ export const SAMPLES: Record<string, Sample> = {
     create: () => ({}),
     patch: { weight: 20 },
   },
+  "extras.configcontextschema": {
+    path: "/api/extras/config-context-schemas/",
+    create: (_w, n) => ({ name: `schema${n}`, data_schema: { type: "object" } }),
+    patch: { description: "x" },
+    unique: "name",
+  },
+  "extras.secret": {
+    path: "/api/extras/secrets/",
+    create: (_w, n) => ({
+      name: `secret${n}`,
+      provider: "environment-variable",
+      parameters: { variable: "HOME" },
+    }),
+    patch: { description: "x" },
+    unique: "name",
+  },
+  "extras.secretsgroup": {
+    path: "/api/extras/secrets-groups/",
+    create: (_w, n) => ({ name: `sg${n}` }),
+    patch: { description: "x" },
+    unique: "name",
+  },
+  "extras.secretsgroupassociation": {
+    path: "/api/extras/secrets-groups-associations/",
+    create: () => ({}),
+    patch: { secret_type: "token" },
+  },
+  "dcim.deviceredundancygroup": {
+    path: "/api/dcim/device-redundancy-groups/",
+    create: (_w, n) => ({ name: `drg${n}`, status: "active", failover_strategy: "active-passive" }),
+    patch: { comments: "x" },
+    unique: "name",
+  },
+  "dcim.interfaceredundancygroup": {
+    path: "/api/dcim/interface-redundancy-groups/",
+    create: (_w, n) => ({ name: `irg${n}`, status: "active", protocol: "vrrp" }),
+    patch: { description: "x" },
+    unique: "name",
+  },
+  "dcim.interfaceredundancygroupassociation": {
+    path: "/api/dcim/interface-redundancy-group-associations/",
+    create: () => ({}),
+    patch: { priority: 50 },
+  },
   "users.user": {
     path: "/api/users/users/",
     create: (_w, n) => ({ username: `user${n}`, password: "secret123" }),
@@ -673,6 +717,27 @@ export async function specialCreate(
         destination_type: "dcim.site",
         destination_id: w.site2,
       };
+    }
+    case "extras.secretsgroupassociation": {
+      const group = await create(s, "/api/extras/secrets-groups/", { name: `sga-g${n}` });
+      const secret = await create(s, "/api/extras/secrets/", {
+        name: `sga-s${n}`,
+        provider: "text-file",
+        parameters: { path: "/etc/hostname" },
+      });
+      return { group: group.id, secret: secret.id, access_type: "SSH", secret_type: "password" };
+    }
+    case "dcim.interfaceredundancygroupassociation": {
+      const group = await create(s, "/api/dcim/interface-redundancy-groups/", {
+        name: `irga${n}`,
+        status: "active",
+      });
+      const iface = await create(s, "/api/dcim/interfaces/", {
+        device: w.device,
+        name: `irg-if${n}`,
+        type: "virtual",
+      });
+      return { interface_redundancy_group: group.id, interface: iface.id, priority: 100 };
     }
     case "extras.dynamicgroupmembership": {
       const parent = await create(s, "/api/extras/dynamic-groups/", {

@@ -65,6 +65,8 @@ function component(args: {
   filters?: Record<string, FilterDef>;
   tree?: string;
   uniqueFields?: string[];
+  /** `ModelDef.keyOrder` (inventory items: `parent` before `name`, as Nautobot's serializer). */
+  keyOrder?: readonly string[];
 }): ModelDef {
   const fields: Record<string, FieldDef> = { ...base(), ...args.fields };
   if (args.cable) Object.assign(fields, cableFields());
@@ -88,6 +90,7 @@ function component(args: {
     filters: { ...componentFilters, ...(args.cable ? cableFilters : {}), ...(args.filters ?? {}) },
     ...(args.tree ? { tree: args.tree } : {}),
     ...(args.validate ? { validate: args.validate } : {}),
+    ...(args.keyOrder ? { keyOrder: args.keyOrder } : {}),
   });
 }
 
@@ -357,6 +360,7 @@ export const deviceBay = component({
 
 export const inventoryItem = component({
   name: "inventoryitem",
+  keyOrder: ["id", "display", "url", "device", "parent"],
   verbose: "inventory item",
   path: "inventory-items",
   tree: "parent",
@@ -389,6 +393,7 @@ function template(args: {
     path: args.path,
     changelog: true,
     customFields: true,
+    notes: false, // Nautobot 1.6 component templates have no notes
     fields: {
       device_type: f.rfk("dcim.devicetype", "CASCADE", { idFilter: "devicetype_id" }),
       name: f.name(64, { natural: true }),

@@ -795,6 +795,7 @@ export const device = defineModel({
   tags: true,
   configContext: true,
   afterWrite: "device_components",
+  serviceValidate: "localContext",
   fields: {
     name: f.str(64, { nullable: true, natural: true }),
     device_type: f.rfk("dcim.devicetype", "PROTECT"),
@@ -813,11 +814,20 @@ export const device = defineModel({
     primary_ip: f.computed("primary_ip", { type: "nested object" }),
     primary_ip4: f.ofk("ipam.ipaddress", "SET_NULL", { unique: true, filterKey: false }),
     primary_ip6: f.ofk("ipam.ipaddress", "SET_NULL", { unique: true, filterKey: false }),
+    secrets_group: f.ofk("extras.secretsgroup", "SET_NULL"),
     cluster: f.ofk("virtualization.cluster", "SET_NULL"),
     virtual_chassis: f.ofk("dcim.virtualchassis", "SET_NULL", { filterKey: false }),
     vc_position: f.int({ nullable: true, min: 0, max: 255 }),
     vc_priority: f.int({ nullable: true, min: 0, max: 255 }),
+    device_redundancy_group: f.ofk("dcim.deviceredundancygroup", "SET_NULL"),
+    device_redundancy_group_priority: f.int({
+      nullable: true,
+      min: 1,
+      max: 32767,
+      help: "The priority the device has in the device redundancy group.",
+    }),
     comments: f.comments(),
+    local_context_schema: f.ofk("extras.configcontextschema", "SET_NULL"),
     local_context_data: f.json({ nullable: true, object: true }),
     config_context: f.computed("config_context", { type: "json" }),
   },
@@ -827,7 +837,7 @@ export const device = defineModel({
     r.name
       ? r.name
       : rel.virtual_chassis
-        ? `${rel.virtual_chassis.name}:${r.vc_position} (${r.id})`
+        ? `${rel.virtual_chassis.display}:${r.vc_position} (${r.id})`
         : `${rel.device_type?.display ?? ""} (${r.id})`,
   ordering: ["name", "id"],
   search: ["name", "serial", "asset_tag", "comments"],
@@ -864,6 +874,11 @@ export const device = defineModel({
   /** Nautobot 1.6 Device.clean() and validate_unique(). */
   async validate(a) {
     const d = a.data;
+    if (d.device_redundancy_group_priority != null && !d.device_redundancy_group)
+      a.error(
+        "device_redundancy_group_priority",
+        "Must assign a redundancy group when defining a redundancy group priority.",
+      );
     if (d.rack) {
       const r = await a.get("dcim.rack", d.rack);
       if (r && r.site !== d.site)

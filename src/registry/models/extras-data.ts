@@ -329,7 +329,10 @@ export const dynamicGroup = defineModel({
       required: true,
       help: "A JSON-encoded dictionary of filter parameters for group membership",
     }),
-    children: f.computed("dynamic_group_children", { type: "field" }),
+    children: f.computed("reverse_nested", {
+      type: "field",
+      of: { model: "extras.dynamicgroupmembership", via: "parent_group" },
+    }),
   },
   nested: ["name", "slug", "content_type"],
   ordering: ["content_type", "name"],

@@ -87,18 +87,20 @@ export const tag = defineModel({
 export const customField = defineModel({
   app: "extras",
   name: "customfield",
+  notes: true,
   verbose: "custom field",
   path: "custom-fields",
   changelog: true,
   fields: {
     content_types: f.cts("custom_fields", { required: true }),
     type: f.choice(CUSTOM_FIELD_TYPES, { required: true }),
+    // `label` before `name`, as Nautobot 1.6 `CustomFieldSerializerVersion12` renders them.
+    label: f.str(50, { default: "" }),
     name: f.str(50, {
       required: true,
       unique: true,
       pattern: [/^[a-z0-9_]+$/i, "Only alphanumeric characters and underscores are allowed."],
     }),
-    label: f.str(50, { default: "" }),
     slug: { ...f.slug("name", { max: 50, underscore: true, unique: true }) },
     description: f.description(),
     required: f.bool(false),
@@ -119,6 +121,8 @@ export const customField = defineModel({
   ordering: ["weight", "name"],
   search: ["name", "label", "description"],
   async validate({ data, before, error, find }) {
+    // API 1.2: a field created without a label is labelled with its name (CustomFieldSerializerVersion12).
+    if (!before && !data.label) data.label = data.name;
     if (before && before.name !== data.name) error("name", "Cannot change the name of a custom field.");
     if (before && before.type !== data.type) error("type", "Cannot change the type of a custom field.");
     if (data.type === "select" && data.default != null && data.default !== "") {
@@ -142,13 +146,19 @@ export const customField = defineModel({
 export const configContext = defineModel({
   app: "extras",
   name: "configcontext",
+  notes: true,
   verbose: "config context",
   path: "config-contexts",
   changelog: true,
+  serviceValidate: "configContextData",
   fields: {
     name: f.name(100, { unique: true }),
+    owner_content_type: f.ct([], { nullable: true, readOnly: true }),
+    owner_object_id: f.str(36, { nullable: true, readOnly: true }),
+    owner: f.computed("null", { type: "field" }),
     weight: f.int({ default: 1000, min: 0, max: 32767 }),
     description: f.description(),
+    schema: f.ofk("extras.configcontextschema", "SET_NULL"),
     is_active: f.bool(true),
     regions: f.m2m("dcim.region"),
     sites: f.m2m("dcim.site"),
@@ -160,6 +170,7 @@ export const configContext = defineModel({
     clusters: f.m2m("virtualization.cluster"),
     tenant_groups: f.m2m("tenancy.tenantgroup"),
     tenants: f.m2m("tenancy.tenant"),
+    device_redundancy_groups: f.m2m("dcim.deviceredundancygroup"),
     tags: f.m2m("extras.tag", { filterKey: "slug" }),
     data: f.json({ object: true, required: true }),
   },
@@ -171,6 +182,7 @@ export const configContext = defineModel({
 export const webhook = defineModel({
   app: "extras",
   name: "webhook",
+  notes: true,
   loginRequired: true,
   verbose: "webhook",
   path: "webhooks",

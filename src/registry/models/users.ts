@@ -9,6 +9,7 @@ export const user = defineModel({
   app: "users",
   loginRequired: true,
   name: "user",
+  keyOrder: ["display", "id", "url"], // Nautobot 1.6 users serializers list `display` first
   verbose: "user",
   path: "users",
   fields: {
@@ -40,6 +41,7 @@ export const group = defineModel({
   app: "users",
   loginRequired: true,
   name: "group",
+  keyOrder: ["display", "id", "url"], // Nautobot 1.6 users serializers list `display` first
   verbose: "group",
   path: "groups",
   fields: {
@@ -55,6 +57,7 @@ export const token = defineModel({
   app: "users",
   loginRequired: true,
   name: "token",
+  keyOrder: ["id", "url", "display"], // Nautobot 1.6 `TokenSerializer.Meta.fields`
   verbose: "token",
   path: "tokens",
   fields: {
@@ -79,6 +82,7 @@ export const objectPermission = defineModel({
   app: "users",
   loginRequired: true,
   name: "objectpermission",
+  keyOrder: ["display", "id", "url"], // Nautobot 1.6 users serializers list `display` first
   verbose: "permission",
   path: "permissions",
   fields: {

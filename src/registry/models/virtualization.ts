@@ -33,6 +33,20 @@ export const clusterGroup = org("clustergroup", "cluster group", "cluster-groups
 export const cluster = defineModel({
   app: "virtualization",
   name: "cluster",
+  // Nautobot 1.6 `ClusterSerializer.Meta.fields`: tags before the counts.
+  keyOrder: [
+    "id",
+    "display",
+    "url",
+    "name",
+    "type",
+    "group",
+    "tenant",
+    "site",
+    "location",
+    "comments",
+    "tags",
+  ],
   verbose: "cluster",
   path: "clusters",
   changelog: true,
@@ -86,6 +100,7 @@ export const virtualMachine = defineModel({
   customFields: true,
   tags: true,
   configContext: true,
+  serviceValidate: "localContext",
   fields: {
     name: f.name(64, { natural: true }),
     status: f.status(),
@@ -103,6 +118,7 @@ export const virtualMachine = defineModel({
     disk: f.int({ nullable: true, min: 0 }),
     comments: f.comments(),
     local_context_data: f.json({ nullable: true, object: true }),
+    local_context_schema: f.ofk("extras.configcontextschema", "SET_NULL"),
     config_context: f.computed("config_context", { type: "json" }),
   },
   nested: ["name"],
@@ -158,7 +174,9 @@ export const vmInterface = defineModel({
     virtual_machine: f.rfk("virtualization.virtualmachine", "CASCADE", { filterKey: "name" }),
     name: f.name(64, { natural: true }),
     enabled: f.bool(true),
-    status: { ...f.status(), required: false },
+    // Nautobot 1.6 `VMInterfaceSerializerVersion12`: no `status` on the wire at API 1.2 (a given status is
+    // ignored); stored as `active`, as device interfaces.
+    status: { ...f.status(), required: false, readOnly: true, hidden: true, default: "active" },
     parent_interface: f.ofk("virtualization.vminterface", "CASCADE", { filterKey: "name" }),
     bridge: f.ofk("virtualization.vminterface", "SET_NULL", { filterKey: "name" }),
     mtu: f.int({ nullable: true, min: 1, max: 65536 }),
