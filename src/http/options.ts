@@ -110,7 +110,7 @@ export async function optionsFor(
         required: !!fd.required,
         read_only: false,
         label: label(`${name}_type`),
-        choices: cts.map((c) => ({ value: c, display: c })),
+        choices: cts.map((c) => ctChoice(ctx, c)),
       };
       fields[`${name}_id`] = {
         type: "string",
@@ -122,7 +122,7 @@ export async function optionsFor(
       continue;
     }
     if (fd.kind === "ct")
-      meta.choices = ctx.reg.resolveAllowed(fd.allowed).map((c) => ({ value: c, display: c }));
+      meta.choices = ctx.reg.resolveAllowed(fd.allowed).map((c) => ctChoice(ctx, c));
     if (fd.writeOnly) meta.write_only = true;
     fields[name] = meta;
   }
@@ -146,4 +146,10 @@ export async function optionsFor(
   if (may.put) actions.PUT = fields;
   if (Object.keys(actions).length) body.actions = actions;
   return body;
+}
+
+/** A content-type choice as Nautobot's OPTIONS shows it: `{"value": "dcim.site", "display": "dcim | site"}`. */
+function ctChoice(ctx: Ctx, key: string): { value: string; display: string } {
+  const m = ctx.reg.models.get(key);
+  return { value: key, display: m ? `${m.app} | ${m.verbose}` : key };
 }

@@ -52,7 +52,7 @@ export const providerNetwork = defineModel({
   },
   nested: ["name", "slug"],
   displayUses: ["provider"],
-  display: (r, rel) => `${rel.provider?.name ?? ""} ${r.name}`,
+  display: (r, rel) => `${rel.provider?.display ?? ""} ${r.name}`,
   ordering: ["provider", "name"],
   search: ["name", "description", "comments"],
   uniqueTogether: [{ fields: ["provider", "name"] }],

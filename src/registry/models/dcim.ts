@@ -646,7 +646,7 @@ export const deviceType = defineModel({
   },
   nested: ["manufacturer", "model", "slug", "device_count"],
   displayUses: ["manufacturer"],
-  display: (r, rel) => `${rel.manufacturer?.name ?? ""} ${r.model}`,
+  display: (r, rel) => `${rel.manufacturer?.display ?? ""} ${r.model}`,
   ordering: ["manufacturer", "model"],
   search: ["model", "part_number", "comments", "manufacturer.name"],
   uniqueTogether: [{ fields: ["manufacturer", "model"] }, { fields: ["manufacturer", "slug"] }],

@@ -19,7 +19,7 @@ export const RELATIONSHIP_TYPES = [
 
 /** Nautobot 1.6 `RelationshipRequiredSideChoices`. */
 export const RELATIONSHIP_REQUIRED_SIDES = [
-  ["", "Neither side"],
+  ["", "Neither side required"],
   ["source", "Source objects MUST implement this relationship"],
   ["destination", "Destination objects MUST implement this relationship"],
 ] as const;
@@ -80,7 +80,7 @@ export const CUSTOM_LINK_MODELS = [
 
 /** Nautobot 1.6 registry `model_features["export_templates"]` (models we serve are kept). */
 export const EXPORT_TEMPLATE_MODELS = [
-  ...CUSTOM_LINK_MODELS,
+  ...CUSTOM_LINK_MODELS.filter((k) => k !== "extras.secret" && k !== "extras.secretsgroup"),
   "dcim.consoleport",
   "dcim.interface",
   "dcim.inventoryitem",
@@ -186,6 +186,7 @@ export const relationship = defineModel({
     destination_filter: f.json({ nullable: true, object: true }),
   },
   nested: ["name", "slug"],
+  display: (r) => String(r.name).replace(/_/g, " "),
   ordering: ["name"],
   search: ["name", "description"],
   validate({ data, before, error }) {
@@ -215,6 +216,8 @@ export const relationshipAssociation = defineModel({
   },
   nested: ["relationship", "source", "destination"],
   displayUses: ["relationship", "source", "destination"],
+  // Nautobot 1.6 `RelationshipAssociation.__str__` (which writes "<->" for symmetric relationships; here
+  // always "->", the relationship's type is not loaded for display).
   display: (_r, rel) =>
     `${(rel.source as { display?: string } | null)?.display ?? "unknown"} -> ${(rel.destination as { display?: string } | null)?.display ?? "unknown"} - ${(rel.relationship as { display?: string } | null)?.display ?? ""}`,
   ordering: ["relationship"],

@@ -71,7 +71,7 @@ export const token = defineModel({
   },
   nested: ["key", "write_enabled"],
   displayUses: ["user"],
-  display: (r, rel) => `${r.key_suffix} (${rel.user?.username ?? ""})`,
+  display: (r, rel) => `${r.key_suffix} (${rel.user?.display ?? ""})`,
   ordering: ["created"],
   search: ["description"],
 });

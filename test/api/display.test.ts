@@ -1,0 +1,78 @@
+/**
+ * `display` equals Nautobot 1.6's `__str__`/`display` in every form (full, brief, nested inside another
+ * object), also where it reads a related object (issue 9: unnamed devices in a virtual chassis showed
+ * `undefined:1`, tokens lacked the username).
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { startServer, type TestServer } from "../helpers/server.ts";
+import { create } from "../helpers/world.ts";
+
+describe("display strings", () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startServer();
+  });
+  after(async () => {
+    await s.close();
+  });
+
+  const both = async (path: string, id: string) => {
+    const full = await s.api(`${path}${id}/`);
+    const brief = await s.api(`${path}${id}/?brief=1`);
+    assert.equal(brief.body.display, full.body.display);
+    return full.body.display as string;
+  };
+
+  it("unnamed virtual-chassis members, device types, provider networks, tokens, relationships", async () => {
+    const site = await create(s, "/api/dcim/sites/", { name: "S", status: "active" });
+    const mfr = await create(s, "/api/dcim/manufacturers/", { name: "Juniper" });
+    const dt = await create(s, "/api/dcim/device-types/", { manufacturer: mfr.id, model: "EX4300" });
+    assert.equal(await both("/api/dcim/device-types/", dt.id), "Juniper EX4300");
+    const role = await create(s, "/api/dcim/device-roles/", { name: "Access" });
+    const vc = await create(s, "/api/dcim/virtual-chassis/", { name: "stack1" });
+    const member = await create(s, "/api/dcim/devices/", {
+      device_type: dt.id,
+      device_role: role.id,
+      site: site.id,
+      status: "active",
+      virtual_chassis: vc.id,
+      vc_position: 1,
+    });
+    assert.equal(await both("/api/dcim/devices/", member.id), `stack1:1 (${member.id})`);
+    const lone = await create(s, "/api/dcim/devices/", {
+      device_type: dt.id,
+      device_role: role.id,
+      site: site.id,
+      status: "active",
+    });
+    assert.equal(await both("/api/dcim/devices/", lone.id), `Juniper EX4300 (${lone.id})`);
+    const iface = await create(s, "/api/dcim/interfaces/", {
+      device: member.id,
+      name: "ge-0/0/0",
+      type: "1000base-t",
+    });
+    assert.equal(iface.device.display, `stack1:1 (${member.id})`);
+    const change = await s.api(`/api/extras/object-changes/?changed_object_id=${member.id}`);
+    assert.equal(change.body.results[0].changed_object.display, `stack1:1 (${member.id})`);
+
+    const provider = await create(s, "/api/circuits/providers/", { name: "Telia" });
+    const net = await create(s, "/api/circuits/provider-networks/", {
+      provider: provider.id,
+      name: "Backbone",
+    });
+    assert.equal(await both("/api/circuits/provider-networks/", net.id), "Telia Backbone");
+
+    const token = await create(s, "/api/users/tokens/", { description: "ci" });
+    assert.equal(token.display, `${token.key.slice(-6)} (admin)`);
+    assert.equal(await both("/api/users/tokens/", token.id), `${token.key.slice(-6)} (admin)`);
+
+    const rel = await create(s, "/api/extras/relationships/", {
+      name: "uplink_pair",
+      type: "one-to-one",
+      source_type: "dcim.device",
+      destination_type: "dcim.device",
+    });
+    assert.equal(rel.display, "uplink pair");
+  });
+});

@@ -1,0 +1,34 @@
+/**
+ * Every choice set of the registry equals Nautobot 1.6.32's for the same model field: values, labels and
+ * order (issue 9). The expected lists were read from Nautobot's models (test/fixtures/nautobot-choices.json).
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, it } from "node:test";
+import { registry } from "../../src/registry/index.ts";
+
+const fixture = JSON.parse(
+  readFileSync(new URL("../fixtures/nautobot-choices.json", import.meta.url), "utf8"),
+) as {
+  fields: Record<string, Array<[string | number, string]>>;
+};
+
+/** Nautobot fields not on the wire at API 1.2 (the object change's `change_context` arrived in 1.3). */
+const SKIP = new Set<string>(["extras.objectchange.change_context"]);
+
+describe("choice sets equal Nautobot 1.6.32's", () => {
+  const reg = registry();
+  for (const [key, expected] of Object.entries(fixture.fields)) {
+    const [app, model, field] = key.split(".") as [string, string, string];
+    const m = reg.models.get(`${app}.${model}`);
+    const fd = m?.fields[field];
+    if (!m || SKIP.has(key)) continue;
+    it(key, () => {
+      assert.ok(fd && fd.kind === "choice", `${key} is a choice field here`);
+      const ours = fd.choices.map(([v, l]) => [v, l]);
+      const lack = expected.filter(([v]) => !ours.some(([o]) => o === v)).map(([v]) => v);
+      const extra = ours.filter(([o]) => !expected.some(([v]) => v === o)).map(([v]) => v);
+      assert.deepEqual(ours, expected, `lack ${JSON.stringify(lack)} extra ${JSON.stringify(extra)}`);
+    });
+  }
+});
