@@ -152,6 +152,15 @@ export const CUSTOM_FILTERS: Record<string, (def: FilterDef) => Filter> = {
       ? sql<boolean>`(t.primary_ip4_id IS NOT NULL OR t.primary_ip6_id IS NOT NULL)`
       : sql<boolean>`(t.primary_ip4_id IS NULL AND t.primary_ip6_id IS NULL)`;
   }),
+  /** Device `is_full_depth`: its device type is (not) full depth (Nautobot 1.6 `DeviceFilterSet`). */
+  device_is_full_depth: make((values, env, def) => {
+    const b = bool(values);
+    if (b === undefined) {
+      env.error(String(def.param), "Enter a valid boolean: true or false.");
+      return undefined;
+    }
+    return sql<boolean>`t.device_type_id IN (SELECT id FROM dcim_devicetype WHERE is_full_depth = ${env.dialect.engine === "sqlite" ? (b ? 1 : 0) : b})`;
+  }),
   /** Device `mac_address`: any interface of the device has the MAC. */
   device_mac_address: make(
     (values) =>
@@ -227,6 +236,30 @@ export const CUSTOM_FILTERS: Record<string, (def: FilterDef) => Filter> = {
     const ids = uuids(env, String(def.param), values);
     if (!ids) return undefined;
     return sql<boolean>`t.id IN (SELECT circuit_id FROM circuits_circuittermination WHERE site_id IN (${list(ids)}))`;
+  }),
+  /**
+   * Interface `vlan_id`: untagged on, or tagged with, the VLAN (Nautobot 1.6 `InterfaceFilterSet.filter_vlan_id`,
+   * a single value; blank selects everything).
+   */
+  interface_vlan_id: make((values, env, def) => {
+    const v = (values[values.length - 1] ?? "").trim();
+    if (!v) return undefined;
+    const ids = uuids(env, String(def.param), [v]);
+    if (!ids) return undefined;
+    const jt = sql.table(`${env.model.table}_tagged_vlans`);
+    return sql<boolean>`(t.untagged_vlan_id = ${ids[0]} OR EXISTS (SELECT 1 FROM ${jt} s WHERE s.source_id = t.id AND s.target_id = ${ids[0]}))`;
+  }),
+  /** Interface `vlan`: untagged on, or tagged with, a VLAN of that VID (`InterfaceFilterSet.filter_vlan`). */
+  interface_vlan: make((values, env, def) => {
+    const v = (values[values.length - 1] ?? "").trim();
+    if (!v) return undefined;
+    if (!/^-?\d+(\.0*)?$/.test(v)) {
+      env.error(String(def.param), "Enter a number.");
+      return undefined;
+    }
+    const vid = Math.trunc(Number(v));
+    const jt = sql.table(`${env.model.table}_tagged_vlans`);
+    return sql<boolean>`(t.untagged_vlan_id IN (SELECT id FROM ipam_vlan WHERE vid = ${vid}) OR EXISTS (SELECT 1 FROM ${jt} s JOIN ipam_vlan v ON v.id = s.target_id WHERE s.source_id = t.id AND v.vid = ${vid}))`;
   }),
   circuit_site: make(
     (values) =>

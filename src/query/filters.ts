@@ -320,7 +320,9 @@ function hasFilter(def: FilterDef): Filter {
       if (via?.kind === "gfk") {
         sub = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.table(src.table)} s WHERE s.${sql.id(`${def.via}_type`)} = ${env.model.key} AND s.${sql.id(`${def.via}_id`)} = t.id)`;
       } else if (via?.kind === "m2m") {
-        sub = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.table(joinTable(src, String(def.via)))} s WHERE s.target_id = t.id)`;
+        // `forward`: the row's own M2M field has members (`has_tagged_vlans`); else rows of `model` link to it.
+        const col = def.forward ? "source_id" : "target_id";
+        sub = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.table(joinTable(src, String(def.via)))} s WHERE s.${sql.id(col)} = t.id)`;
       } else {
         sub = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.table(src.table)} s WHERE s.${sql.id(`${def.via}_id`)} = t.id)`;
       }
@@ -332,6 +334,10 @@ function hasFilter(def: FilterDef): Filter {
 function reverseFilter(def: FilterDef): Filter {
   return {
     async apply(values, env) {
+      if (def.negate) {
+        const pos = await reverseFilter({ ...def, negate: false }).apply(values, env);
+        return pos ? not(pos) : undefined;
+      }
       const src = env.reg.get(String(def.model));
       const ids = await resolveIds(
         env,
@@ -546,9 +552,13 @@ function searchFilter(fields: readonly string[]): Filter {
   };
 }
 
-function gfkFilter(name: string, part: "type" | "id"): Filter {
+function gfkFilter(name: string, part: "type" | "id", negate = false): Filter {
   return {
     async apply(values, env) {
+      if (negate) {
+        const pos = await gfkFilter(name, part).apply(values, env);
+        return pos ? not(pos) : undefined;
+      }
       if (part === "id") {
         const ids: string[] = [];
         for (const v of values) {
@@ -708,9 +718,18 @@ export function filterSetFor(reg: Registry, model: Model): Map<string, Filter> {
       fs.set("status__n", statusFilter(true));
     } else if (fd.kind === "gfk") {
       fs.set(`${name}_type`, gfkFilter(name, "type"));
-      fs.set(`${name}_id`, gfkFilter(name, "id"));
+      fs.set(`${name}_type__n`, gfkFilter(name, "type", true));
+      // The object id is a UUID column with every string lookup (Nautobot's `<x>_id` UUIDField filters).
+      addLookups(`${name}_id`, `${name}_id`, { kind: "str" }, "uuid");
     } else if (fd.kind === "cts") {
       fs.set(name, ctsFilter(model, name));
+      const positive = ctsFilter(model, name);
+      fs.set(`${name}__n`, {
+        async apply(values, env) {
+          const c = await positive.apply(values, env);
+          return c ? not(c) : undefined;
+        },
+      });
     }
   }
   if (model.changelog) {
@@ -728,12 +747,17 @@ export function filterSetFor(reg: Registry, model: Model): Map<string, Filter> {
     switch (def.kind) {
       case "path":
         fs.set(param, pathFilter(d));
+        // Every relation filter has its negation (Nautobot's NaturalKeyOrPK filters generate `__n`).
+        if (!def.negate && !model.filters?.[`${param}__n`])
+          fs.set(`${param}__n`, pathFilter({ ...d, param: `${param}__n`, negate: true }));
         break;
       case "has":
         fs.set(param, hasFilter(d));
         break;
       case "reverse":
         fs.set(param, reverseFilter(d));
+        if (!model.filters?.[`${param}__n`])
+          fs.set(`${param}__n`, reverseFilter({ ...d, param: `${param}__n`, negate: true }));
         break;
       case "notnull":
         fs.set(param, notNullFilter(d));
@@ -754,8 +778,29 @@ export function filterSetFor(reg: Registry, model: Model): Map<string, Filter> {
         throw new Error(`${model.key}: unknown filter kind ${def.kind}`);
     }
   }
+  addReverseFilters(reg, model, fs);
   filterSetCache.set(model.key, fs);
   return fs;
+}
+
+/**
+ * Filters over the objects pointing at a model through an FK, named as Nautobot's related names (a device
+ * role's `devices`, a site's `racks`, a tree node's `children`): `<name>` (natural key or id of a related
+ * object, OR), `<name>__n` and `has_<name>`. Names a model already declares are left alone.
+ */
+function addReverseFilters(reg: Registry, model: Model, fs: Map<string, Filter>): void {
+  for (const r of reg.reverseOf(model.key)) {
+    if (r.def.kind !== "fk" || r.from.readOnly) continue;
+    const declared = (r.def as { relatedName?: string }).relatedName;
+    const name =
+      declared ??
+      (r.from === model && r.field === model.tree ? "children" : r.from.path.replace(/-/g, "_"));
+    const base = { model: r.from.key, via: r.field, key: r.from.naturalKey ?? "id" };
+    if (!fs.has(name)) fs.set(name, reverseFilter({ kind: "reverse", ...base, param: name }));
+    if (!fs.has(`${name}__n`))
+      fs.set(`${name}__n`, reverseFilter({ kind: "reverse", ...base, param: `${name}__n`, negate: true }));
+    if (!fs.has(`has_${name}`)) fs.set(`has_${name}`, hasFilter({ kind: "has", ...base, param: `has_${name}` }));
+  }
 }
 
 /**

@@ -125,6 +125,11 @@ export interface FkField extends FieldBase {
   filterKey?: string | false;
   /** Name of the `<x>_id` filter; default `<field>_id`. */
   idFilter?: string;
+  /**
+   * Django's `related_name`: the name of the reverse filters on the target (`<name>`, `<name>__n`,
+   * `has_<name>`); default the declaring model's URL path with `_` (`devices`, `console_ports`).
+   */
+  relatedName?: string;
 }
 export interface M2mField extends FieldBase {
   kind: "m2m";

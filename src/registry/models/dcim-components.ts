@@ -144,9 +144,9 @@ export const interfaceModel = component({
     status: { ...f.status(), required: false, readOnly: true, hidden: true, default: "active" },
     type: f.choice(INTERFACE_TYPES, { required: true }),
     enabled: f.bool(true),
-    parent_interface: f.ofk("dcim.interface", "CASCADE", { filterKey: "name" }),
-    bridge: f.ofk("dcim.interface", "SET_NULL", { filterKey: "name" }),
-    lag: f.ofk("dcim.interface", "SET_NULL", { filterKey: "name" }),
+    parent_interface: f.ofk("dcim.interface", "CASCADE", { filterKey: "name", relatedName: "child_interfaces" }),
+    bridge: f.ofk("dcim.interface", "SET_NULL", { filterKey: "name", relatedName: "bridged_interfaces" }),
+    lag: f.ofk("dcim.interface", "SET_NULL", { filterKey: "name", relatedName: "member_interfaces" }),
     mtu: f.int({ nullable: true, min: 1, max: 65536 }),
     mac_address: f.mac({ nullable: true }),
     mgmt_only: f.bool(false),
@@ -158,7 +158,9 @@ export const interfaceModel = component({
   filters: {
     kind: { kind: "custom", fn: "interface_kind" },
     lag_id: { kind: "path", path: "lag", key: "id" },
-    has_tagged_vlans: { kind: "has", model: "dcim.interface", via: "tagged_vlans" },
+    has_tagged_vlans: { kind: "has", model: "dcim.interface", via: "tagged_vlans", forward: true },
+    vlan_id: { kind: "custom", fn: "interface_vlan_id" },
+    vlan: { kind: "custom", fn: "interface_vlan" },
     connected: { kind: "custom", fn: "connected" },
   },
   /** Nautobot 1.6 Interface.clean() (+ serializer VLAN checks). */
@@ -365,7 +367,7 @@ export const inventoryItem = component({
   path: "inventory-items",
   tree: "parent",
   fields: {
-    parent: f.ofk("dcim.inventoryitem", "CASCADE"),
+    parent: f.ofk("dcim.inventoryitem", "CASCADE", { relatedName: "child_items" }),
     manufacturer: f.ofk("dcim.manufacturer", "PROTECT"),
     part_id: f.str(50, { default: "" }),
     serial: f.str(255, { default: "" }),

@@ -177,6 +177,29 @@ export const configContext = defineModel({
   nested: ["name"],
   ordering: ["weight", "name"],
   search: ["name", "description"],
+  // Nautobot 1.6 `ConfigContextFilterSet`: one singular filter (and `_id`) per assignment list.
+  filters: Object.fromEntries(
+    (
+      [
+        ["region", "regions", "slug"],
+        ["site", "sites", "slug"],
+        ["location", "locations", "slug"],
+        ["role", "roles", "slug"],
+        ["device_type", "device_types", "slug"],
+        ["platform", "platforms", "slug"],
+        ["cluster_group", "cluster_groups", "slug"],
+        ["cluster", "clusters", "name"],
+        ["tenant_group", "tenant_groups", "slug"],
+        ["tenant", "tenants", "slug"],
+        ["device_redundancy_group", "device_redundancy_groups", "slug"],
+      ] as ReadonlyArray<readonly [string, string, string]>
+    )
+      .flatMap(([name, path, key]) => [
+        [name, { kind: "path", path, key }],
+        [`${name}_id`, { kind: "path", path, key: "id" }],
+      ])
+      .concat([["tag", { kind: "path", path: "tags", key: "slug" }]]),
+  ),
 });
 
 export const webhook = defineModel({

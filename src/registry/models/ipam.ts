@@ -121,7 +121,14 @@ export const routeTarget = defineModel({
   nested: ["name"],
   ordering: ["name"],
   search: ["name", "description"],
-  filters: { ...tenancyFilters },
+  filters: {
+    ...tenancyFilters,
+    // Nautobot 1.6 `RouteTargetFilterSet`: the VRFs importing / exporting the target (by RD or id).
+    importing_vrf: { kind: "reverse", model: "ipam.vrf", via: "import_targets", key: "rd" },
+    importing_vrf_id: { kind: "reverse", model: "ipam.vrf", via: "import_targets", key: "id" },
+    exporting_vrf: { kind: "reverse", model: "ipam.vrf", via: "export_targets", key: "rd" },
+    exporting_vrf_id: { kind: "reverse", model: "ipam.vrf", via: "export_targets", key: "id" },
+  },
 });
 
 export const vrf = defineModel({
@@ -147,7 +154,13 @@ export const vrf = defineModel({
   display: (r) => (r.rd ? `${r.name} (${r.rd})` : r.name),
   ordering: ["name", "rd"],
   search: ["name", "rd", "description"],
-  filters: { ...tenancyFilters },
+  filters: {
+    ...tenancyFilters,
+    import_target: { kind: "path", path: "import_targets", key: "name" },
+    import_target_id: { kind: "path", path: "import_targets", key: "id" },
+    export_target: { kind: "path", path: "export_targets", key: "name" },
+    export_target_id: { kind: "path", path: "export_targets", key: "id" },
+  },
 });
 
 export const role = defineModel({

@@ -35,6 +35,10 @@ export const user = defineModel({
   display: "username",
   ordering: ["username"],
   search: ["username", "first_name", "last_name", "email"],
+  filters: {
+    group: { kind: "path", path: "groups", key: "name" },
+    group_id: { kind: "path", path: "groups", key: "id" },
+  },
 });
 
 export const group = defineModel({
@@ -99,6 +103,12 @@ export const objectPermission = defineModel({
   nested: ["name", "enabled", "object_types", "groups", "users", "actions"],
   ordering: ["name"],
   search: ["name", "description"],
+  filters: {
+    group: { kind: "path", path: "groups", key: "name" },
+    group_id: { kind: "path", path: "groups", key: "id" },
+    user: { kind: "path", path: "users", key: "username" },
+    user_id: { kind: "path", path: "users", key: "id" },
+  },
 });
 
 export const models: ModelDef[] = [user, group, token, objectPermission];

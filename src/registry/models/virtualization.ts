@@ -136,6 +136,8 @@ export const virtualMachine = defineModel({
   filters: {
     cluster_group_id: { kind: "path", path: "cluster.group", key: "id" },
     cluster_group: { kind: "path", path: "cluster.group", key: "slug" },
+    location: { kind: "path", path: "cluster.location", key: "slug" },
+    local_context_data: { kind: "notnull", field: "local_context_data" },
     cluster_type_id: { kind: "path", path: "cluster.type", key: "id" },
     cluster_type: { kind: "path", path: "cluster.type", key: "slug" },
     site_id: { kind: "path", path: "cluster.site", key: "id" },
@@ -177,8 +179,11 @@ export const vmInterface = defineModel({
     // Nautobot 1.6 `VMInterfaceSerializerVersion12`: no `status` on the wire at API 1.2 (a given status is
     // ignored); stored as `active`, as device interfaces.
     status: { ...f.status(), required: false, readOnly: true, hidden: true, default: "active" },
-    parent_interface: f.ofk("virtualization.vminterface", "CASCADE", { filterKey: "name" }),
-    bridge: f.ofk("virtualization.vminterface", "SET_NULL", { filterKey: "name" }),
+    parent_interface: f.ofk("virtualization.vminterface", "CASCADE", {
+      filterKey: "name",
+      relatedName: "child_interfaces",
+    }),
+    bridge: f.ofk("virtualization.vminterface", "SET_NULL", { filterKey: "name", relatedName: "bridged_interfaces" }),
     mtu: f.int({ nullable: true, min: 1, max: 65536 }),
     mac_address: f.mac({ nullable: true }),
     description: f.description(),
@@ -194,6 +199,7 @@ export const vmInterface = defineModel({
   filters: {
     cluster_id: { kind: "path", path: "virtual_machine.cluster", key: "id" },
     cluster: { kind: "path", path: "virtual_machine.cluster", key: "name" },
+    has_tagged_vlans: { kind: "has", model: "virtualization.vminterface", via: "tagged_vlans", forward: true },
   },
   /** BaseInterface rules for VM interfaces (status defaults to active in API 1.2). */
   async validate(a) {
