@@ -121,8 +121,7 @@ export async function optionsFor(
       fields[name] = { type: "field", required: false, read_only: true, label: label(name) };
       continue;
     }
-    if (fd.kind === "ct")
-      meta.choices = ctx.reg.resolveAllowed(fd.allowed).map((c) => ctChoice(ctx, c));
+    if (fd.kind === "ct") meta.choices = ctx.reg.resolveAllowed(fd.allowed).map((c) => ctChoice(ctx, c));
     if (fd.writeOnly) meta.write_only = true;
     fields[name] = meta;
   }

@@ -793,13 +793,13 @@ function addReverseFilters(reg: Registry, model: Model, fs: Map<string, Filter>)
     if (r.def.kind !== "fk" || r.from.readOnly) continue;
     const declared = (r.def as { relatedName?: string }).relatedName;
     const name =
-      declared ??
-      (r.from === model && r.field === model.tree ? "children" : r.from.path.replace(/-/g, "_"));
+      declared ?? (r.from === model && r.field === model.tree ? "children" : r.from.path.replace(/-/g, "_"));
     const base = { model: r.from.key, via: r.field, key: r.from.naturalKey ?? "id" };
     if (!fs.has(name)) fs.set(name, reverseFilter({ kind: "reverse", ...base, param: name }));
     if (!fs.has(`${name}__n`))
       fs.set(`${name}__n`, reverseFilter({ kind: "reverse", ...base, param: `${name}__n`, negate: true }));
-    if (!fs.has(`has_${name}`)) fs.set(`has_${name}`, hasFilter({ kind: "has", ...base, param: `has_${name}` }));
+    if (!fs.has(`has_${name}`))
+      fs.set(`has_${name}`, hasFilter({ kind: "has", ...base, param: `has_${name}` }));
   }
 }
 

@@ -144,7 +144,10 @@ export const interfaceModel = component({
     status: { ...f.status(), required: false, readOnly: true, hidden: true, default: "active" },
     type: f.choice(INTERFACE_TYPES, { required: true }),
     enabled: f.bool(true),
-    parent_interface: f.ofk("dcim.interface", "CASCADE", { filterKey: "name", relatedName: "child_interfaces" }),
+    parent_interface: f.ofk("dcim.interface", "CASCADE", {
+      filterKey: "name",
+      relatedName: "child_interfaces",
+    }),
     bridge: f.ofk("dcim.interface", "SET_NULL", { filterKey: "name", relatedName: "bridged_interfaces" }),
     lag: f.ofk("dcim.interface", "SET_NULL", { filterKey: "name", relatedName: "member_interfaces" }),
     mtu: f.int({ nullable: true, min: 1, max: 65536 }),

@@ -183,7 +183,10 @@ export const vmInterface = defineModel({
       filterKey: "name",
       relatedName: "child_interfaces",
     }),
-    bridge: f.ofk("virtualization.vminterface", "SET_NULL", { filterKey: "name", relatedName: "bridged_interfaces" }),
+    bridge: f.ofk("virtualization.vminterface", "SET_NULL", {
+      filterKey: "name",
+      relatedName: "bridged_interfaces",
+    }),
     mtu: f.int({ nullable: true, min: 1, max: 65536 }),
     mac_address: f.mac({ nullable: true }),
     description: f.description(),
@@ -199,7 +202,12 @@ export const vmInterface = defineModel({
   filters: {
     cluster_id: { kind: "path", path: "virtual_machine.cluster", key: "id" },
     cluster: { kind: "path", path: "virtual_machine.cluster", key: "name" },
-    has_tagged_vlans: { kind: "has", model: "virtualization.vminterface", via: "tagged_vlans", forward: true },
+    has_tagged_vlans: {
+      kind: "has",
+      model: "virtualization.vminterface",
+      via: "tagged_vlans",
+      forward: true,
+    },
   },
   /** BaseInterface rules for VM interfaces (status defaults to active in API 1.2). */
   async validate(a) {
