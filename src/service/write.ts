@@ -354,7 +354,9 @@ export async function snapshots(
   if (!ctx.settings.changelog || model.readOnly) return new Map();
   const sub: Ctx = { ...ctx, baseUrl: "", nestedCache: new Map() };
   const rows = [...(await rowsById(ctx, model, ids)).values()];
-  const objs = await represent(sub, model, rows, "full", { excludeConfigContext: true });
+  // No opt-in keys: Nautobot serializes change-log and webhook data without a request, which prunes
+  // `computed_fields` and `relationships` (nautobot-webhooks.md §0.5).
+  const objs = await represent(sub, model, rows, "full", { excludeConfigContext: true, include: new Set() });
   return new Map(objs.map((o) => [o.id as string, o]));
 }
 

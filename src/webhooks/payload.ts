@@ -23,8 +23,6 @@ export interface StoredChange {
   objectData: Obj | null;
   /** Representation before an update, relative URLs. */
   prechangeData: Obj | null;
-  /** `http://host` of the request that made the change, or null (importer, CLI). */
-  baseUrl: string | null;
 }
 
 /** The context of a delivery: keys in Nautobot's order (nautobot-webhooks.md §3.1). */
@@ -42,20 +40,17 @@ export interface HookContext {
   };
 }
 
-/** Prefix every relative API URL (values of keys ending in `url`) with `base`. Returns a copy. */
-export function absolutize<T extends Json>(value: T, base: string): T {
-  if (!base) return value;
-  const walk = (v: Json, key: string | undefined): Json => {
-    if (Array.isArray(v)) return v.map((x) => walk(x, undefined));
-    if (v && typeof v === "object") {
-      const out: Obj = {};
-      for (const [k, x] of Object.entries(v)) out[k] = walk(x, k);
-      return out;
-    }
-    if (typeof v === "string" && key?.endsWith("url") && v.startsWith("/api/")) return `${base}${v}`;
-    return v;
-  };
-  return walk(value, undefined) as T;
+/**
+ * A stored ISO time as Python's `str()` of an aware UTC datetime, Nautobot's webhook `timestamp`
+ * (`2026-11-23 13:23:04.729000+00:00`; no fraction when it is zero; nautobot-webhooks.md §3.1).
+ */
+export function pythonTime(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const frac = /\.(\d+)/.exec(iso)?.[1] ?? "";
+  const micro = `${frac}000000`.slice(0, 6);
+  const base = d.toISOString().slice(0, 19).replace("T", " ");
+  return `${base}${micro === "000000" ? "" : `.${micro}`}+00:00`;
 }
 
 function same(a: Json | undefined, b: Json | undefined): boolean {
@@ -84,20 +79,23 @@ export function differences(pre: Obj | null, post: Obj | null): { removed: Obj |
 
 const EVENTS = { create: "created", update: "updated", delete: "deleted" } as const;
 
-/** Build the context of one change; `fallbackBase` is used when the change has no request base URL. */
-export function buildContext(change: StoredChange, fallbackBase: string): HookContext {
-  const base = change.baseUrl ?? fallbackBase;
-  const data = change.objectData ? absolutize(change.objectData, base) : null;
+/**
+ * Build the context of one change. `data` and the snapshots keep the relative API URLs of the stored
+ * representation and `timestamp` is Python's format, as Nautobot 1.6 sends them (receivers written
+ * against Nautobot parse both).
+ */
+export function buildContext(change: StoredChange): HookContext {
+  const data = change.objectData;
   let pre: Obj | null = null;
   let post: Obj | null = null;
   if (change.action === "create") post = data;
   else if (change.action === "update") {
-    pre = change.prechangeData ? absolutize(change.prechangeData, base) : null;
+    pre = change.prechangeData;
     post = data;
   } else pre = data;
   return {
     event: EVENTS[change.action],
-    timestamp: change.time,
+    timestamp: pythonTime(change.time),
     model: change.contentType.split(".")[1] ?? change.contentType,
     username: change.hasUser ? (change.userName ?? "") : "",
     request_id: change.requestId,

@@ -40,7 +40,6 @@ export interface WorkerSettings {
    * LISTEN/NOTIFY) wake the worker at once. Default 1 000. */
   pollMs: number;
   /** Base URL for payload URLs of changes made outside an HTTP request (importer), e.g. `https://inv.example`. */
-  publicUrl: string;
   /** `User-Agent` header. */
   userAgent: string;
   /** Time, output and memory budget of one template render (template/bounded.ts). */
@@ -49,7 +48,7 @@ export interface WorkerSettings {
   targets: TargetPolicy;
 }
 
-/** Defaults of `WorkerSettings` overlaid with `INVENTORY_WEBHOOK_*` (seconds) and `INVENTORY_PUBLIC_URL`. */
+/** Defaults of `WorkerSettings` overlaid with `INVENTORY_WEBHOOK_*` (seconds). */
 export function workerSettingsFromEnv(env: NodeJS.ProcessEnv, version: string): WorkerSettings {
   const sec = (v: string | undefined, d: number) =>
     v === undefined || v === "" || Number.isNaN(Number(v)) ? d : Math.round(Number(v) * 1000);
@@ -61,7 +60,6 @@ export function workerSettingsFromEnv(env: NodeJS.ProcessEnv, version: string): 
     retryBaseMs: sec(env.INVENTORY_WEBHOOK_RETRY_BASE, 45_000),
     concurrency: int(env.INVENTORY_WEBHOOK_CONCURRENCY, 32),
     pollMs: sec(env.INVENTORY_WEBHOOK_POLL, 1_000),
-    publicUrl: (env.INVENTORY_PUBLIC_URL ?? "").replace(/\/+$/, ""),
     userAgent: `inventory/${version} (webhook)`,
     render: renderBudgetFromEnv(env),
     targets: targetPolicyFromEnv(env),
@@ -302,9 +300,8 @@ export class WebhookWorker {
           requestId: change.request_id,
           objectData: parseJsonColumn(change.object_data),
           prechangeData: parseJsonColumn(change.prechange_data),
-          baseUrl: change.base_url || null,
         };
-        const context = buildContext(ctxChange, this.settings.publicUrl);
+        const context = buildContext(ctxChange);
         const body = await renderBody(String(hook.body_template ?? ""), context, this.settings.render);
         const headers: Record<string, string> = {
           "Content-Type": String(hook.http_content_type || "application/json"),

@@ -89,7 +89,11 @@ describe("webhooks and change log", () => {
       assert.equal(r.json.data.id, id);
       assert.equal(r.json.username, "admin");
       assert.match(r.json.request_id, /^[0-9a-f-]{36}$/);
-      assert.match(r.json.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
+      assert.match(
+        r.json.timestamp,
+        /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{6})?\+00:00$/,
+        "Nautobot's format",
+      );
       assert.deepEqual(Object.keys(r.json), [
         "event",
         "timestamp",
@@ -105,7 +109,8 @@ describe("webhooks and change log", () => {
       assert.equal(r.headers["x-event"], `${r.json.event}-site`);
       assert.match(r.headers["x-hook-delivery"] ?? "", /^[0-9a-f-]{36}$/);
       assert.match(r.headers["user-agent"] ?? "", /^inventory\//);
-      assert.match(r.json.data.url, /^http:\/\/127\.0\.0\.1:\d+\/api\/dcim\/sites\//, "absolute URLs");
+      assert.match(r.json.data.url, /^\/api\/dcim\/sites\/[0-9a-f-]{36}\/$/, "relative URLs, as Nautobot");
+      assert.equal("relationships" in r.json.data, false, "no opt-in keys in payloads");
     }
     const [c, u, d] = got;
     assert.equal(c!.json.snapshots.prechange, null);
