@@ -8,7 +8,7 @@
 import { type SelectQueryBuilder, sql } from "kysely";
 import { type Cond, compileFilters, RESERVED_PARAMS } from "../query/filters.ts";
 import type { Model } from "../registry/index.ts";
-import { orderColumns } from "../store/ordering.ts";
+import { orderPlan } from "../store/ordering.ts";
 import type { Ctx } from "./context.ts";
 import { NotFoundError, ValidationError } from "./errors.ts";
 import { type Action, restriction } from "./permissions.ts";
@@ -53,7 +53,14 @@ export async function listRows(
 ): Promise<{ count: number; rows: Row[] }> {
   const base = await filtered(ctx, model, p);
   let q = base.selectAll("t");
-  for (const [c, desc] of orderColumns(model)) q = q.orderBy(`t.${c}`, desc ? "desc" : "asc");
+  // Model ordering through related objects' own ordering (Django Meta.ordering), NULLs as PostgreSQL.
+  const plan = orderPlan(model, (k) => ctx.reg.get(k));
+  for (const j of plan.joins)
+    q = j.left
+      ? q.leftJoin(`${j.table} as ${j.alias}`, `${j.alias}.id`, j.on)
+      : q.innerJoin(`${j.table} as ${j.alias}`, `${j.alias}.id`, j.on);
+  for (const tm of plan.terms)
+    for (const e of ctx.store.dialect.orderBy(tm.ref, tm.desc, tm.nullable, tm.nullsFirst)) q = q.orderBy(e);
   if (p.limit !== undefined) q = q.limit(p.limit);
   if (p.offset) q = q.offset(p.offset);
   const rows = await q.execute();

@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import type { Model, Registry } from "../registry/index.ts";
 import type { UniqueTogether } from "../registry/meta.ts";
 import type { Dialect } from "./dialect.ts";
-import { orderColumns } from "./ordering.ts";
+import { orderColumns, orderPlan } from "./ordering.ts";
 
 /** One table to create: name, columns (name → SQL type), primary key. */
 export interface TableSpec {
@@ -139,6 +139,23 @@ export function schemaFor(reg: Registry, dialect: Dialect): { tables: TableSpec[
     for (const cols of m.indexes ?? []) ix(m.table, [...cols]);
     const order = orderColumns(m).map(([c]) => c);
     if (order.length > 1) ix(m.table, order);
+    // SQLite sorts NULLs first; lists order nullable columns with an `(x IS NULL)` term (PostgreSQL's
+    // order), so the index that serves the list order has that expression too.
+    if (dialect.engine === "sqlite") {
+      const nullable = new Set(
+        orderPlan(m, (k) => reg.get(k))
+          .terms.filter((t) => t.nullable && t.ref.startsWith("t."))
+          .map((t) => t.ref.slice(2)),
+      );
+      if (order.some((c) => nullable.has(c)))
+        indexes.push({
+          name: `ixo_${m.table}`.slice(0, 60),
+          table: m.table,
+          columns: [],
+          exprs: order.flatMap((c) => (nullable.has(c) ? [`("${c}" IS NULL)`, `"${c}"`] : [`"${c}"`])),
+          unique: false,
+        });
+    }
   }
   tables.push({
     name: "extras_taggeditem",

@@ -42,11 +42,26 @@ export interface Dialect {
    * the database's single write lock from their first statement (BEGIN IMMEDIATE).
    */
   transactionLock(db: Kysely<any> | Transaction<any>, name: string): Promise<void>;
+  /**
+   * ORDER BY expressions for one term, with NULLs where PostgreSQL puts them by default (last ascending,
+   * first descending) or first when `nullsFirst`: SQLite, which sorts NULLs the other way, gets an
+   * `(x IS NULL)` term before the value.
+   */
+  orderBy(ref: string, desc: boolean, nullable: boolean, nullsFirst: boolean): RawBuilder<unknown>[];
 }
+
+/** `"alias"."column"` from `alias.column`. */
+const qref = (ref: string) => sql.ref(ref);
 
 export const sqliteDialect: Dialect = {
   engine: "sqlite",
   rowLocks: false,
+  orderBy(ref, desc, nullable, nullsFirst) {
+    const dir = sql.raw(desc ? "DESC" : "ASC");
+    if (!nullable) return [sql`${qref(ref)} ${dir}`];
+    const nullsAtEnd = !desc && !nullsFirst;
+    return [sql`(${qref(ref)} IS NULL) ${sql.raw(nullsAtEnd ? "ASC" : "DESC")}`, sql`${qref(ref)} ${dir}`];
+  },
   columnType(type) {
     switch (type) {
       case "text":
@@ -87,6 +102,10 @@ export const sqliteDialect: Dialect = {
 export const postgresDialect: Dialect = {
   engine: "postgres",
   rowLocks: true,
+  orderBy(ref, desc, nullable, nullsFirst) {
+    const dir = desc ? "DESC" : "ASC";
+    return [sql`${qref(ref)} ${sql.raw(nullable && nullsFirst && !desc ? `${dir} NULLS FIRST` : dir)}`];
+  },
   columnType(type) {
     switch (type) {
       case "text":

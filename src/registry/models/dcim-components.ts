@@ -67,6 +67,8 @@ function component(args: {
   uniqueFields?: string[];
   /** `ModelDef.keyOrder` (inventory items: `parent` before `name`, as Nautobot's serializer). */
   keyOrder?: readonly string[];
+  /** `ModelDef.ordering`; default by device, then natural name. */
+  ordering?: readonly string[];
 }): ModelDef {
   const fields: Record<string, FieldDef> = { ...base(), ...args.fields };
   if (args.cable) Object.assign(fields, cableFields());
@@ -83,7 +85,7 @@ function component(args: {
     fields,
     nested: args.nested ?? (args.cable ? ["device", "name", "cable"] : ["device", "name"]),
     display: componentDisplay,
-    ordering: ["device", "name"],
+    ordering: args.ordering ?? ["device", "name"],
     search: ["name", "label", "description"],
     uniqueTogether: [{ fields: args.uniqueFields ?? ["device", "name"] }],
     features: args.cable ? ["cable_terminations"] : [],
@@ -366,6 +368,8 @@ export const deviceBay = component({
 export const inventoryItem = component({
   name: "inventoryitem",
   keyOrder: ["id", "display", "url", "device", "parent"],
+  // Nautobot 1.6 `InventoryItem.Meta.ordering`: ("device__id", "parent__id", "_name"), by the raw ids.
+  ordering: ["device_id", "parent_id", "name"],
   verbose: "inventory item",
   path: "inventory-items",
   tree: "parent",

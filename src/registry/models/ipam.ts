@@ -207,7 +207,8 @@ export const prefix = defineModel({
   },
   nested: ["family", "prefix"],
   display: "prefix",
-  ordering: ["vrf", "prefix"],
+  // Nautobot 1.6: `F("vrf__name").asc(nulls_first=True), "network", "prefix_length"`.
+  ordering: ["^vrf", "prefix"],
   search: ["prefix", "description"],
   features: ["statuses", "locations"],
   filters: {

@@ -55,7 +55,7 @@ export const tenant = defineModel({
     cluster_count: f.count("virtualization.cluster", "tenant"),
   },
   nested: ["name", "slug"],
-  ordering: ["name"],
+  ordering: ["group", "name"],
   search: ["name", "slug", "description", "comments"],
   filters: {
     group_id: { kind: "path", path: "group", key: "id", tree: true },
