@@ -234,6 +234,11 @@ export interface UniqueTogether {
    * tenant. `skipNulls: false` means every field is such a field.
    */
   nullMatches?: readonly string[];
+  /**
+   * The rule applies only to rows where these fields are NULL (Nautobot's device without a tenant: one
+   * name per site, reported as `{"name": ["A device with this name already exists."]}`).
+   */
+  whereNull?: readonly string[];
 }
 
 /** An extra filter beyond the automatic ones; compiled by a named filter kind in query/filters.ts. */

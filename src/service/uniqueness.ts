@@ -33,6 +33,7 @@ export async function checkUnique(
       errors.add(name, `${model.verbose} with this ${verboseField(name)} already exists.`);
   }
   for (const u of model.uniqueTogether ?? []) {
+    if ((u.whereNull ?? []).some((f) => rec[f] !== null && rec[f] !== undefined)) continue;
     const values = u.fields.map((f) => rec[f]);
     const matchNull = new Set(u.skipNulls === false ? u.fields : (u.nullMatches ?? []));
     if (
@@ -49,6 +50,7 @@ export async function checkUnique(
           ? q.where(columnOf(model, f), "is", null)
           : q.where(columnOf(model, f), "=", v);
     });
+    for (const f of u.whereNull ?? []) q = q.where(columnOf(model, f), "is", null);
     if (selfId) q = q.where("id", "!=", selfId);
     if (await q.executeTakeFirst()) {
       const [key, message] = togetherError(u);

@@ -52,8 +52,12 @@ export function uniqueIndexFor(m: Model, u: UniqueTogether): IndexSpec {
       if (text) conds.push(`${col} <> ''`);
     }
   }
+  for (const f of u.whereNull ?? []) {
+    const fd = m.fields[f];
+    conds.push(`"${fd?.kind === "fk" ? `${f}_id` : f}" IS NULL`);
+  }
   const hash = createHash("sha256")
-    .update(`${m.table}:${u.fields.join(",")}`)
+    .update(`${m.table}:${u.fields.join(",")}${u.whereNull ? `|null:${u.whereNull.join(",")}` : ""}`)
     .digest("hex")
     .slice(0, 10);
   return {

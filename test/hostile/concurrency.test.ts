@@ -89,12 +89,12 @@ describe("integrity under concurrency", () => {
       "/api/dcim/devices/",
       { ...dev, name: "same", tenant },
       "__all__",
-      /A device with this name already exists/,
+      /Device with this Site, Tenant and Name already exists/,
     );
     await race(
       "/api/dcim/devices/",
       { ...dev, name: "no-tenant" },
-      "__all__",
+      "name",
       /A device with this name already exists/,
     );
     assert.equal((await s.api("/api/dcim/devices/?name=no-tenant")).body.count, 1);

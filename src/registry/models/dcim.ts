@@ -842,12 +842,18 @@ export const device = defineModel({
   ordering: ["name", "id"],
   search: ["name", "serial", "asset_tag", "comments"],
   uniqueTogether: [
+    // Nautobot 1.6: `unique_together` (site, tenant, name) when there is a tenant ...
     {
       fields: ["site", "tenant", "name"],
-      message: "A device with this name already exists.",
+      message: "Device with this Site, Tenant and Name already exists.",
       errorKey: "__all__",
-      // No tenant is a value too (Nautobot Device.validate_unique); no name never conflicts.
-      nullMatches: ["tenant"],
+    },
+    // ... and `Device.validate_unique` without one; no name never conflicts.
+    {
+      fields: ["site", "name"],
+      whereNull: ["tenant"],
+      message: "A device with this name already exists.",
+      errorKey: "name",
     },
     { fields: ["virtual_chassis", "vc_position"] },
   ],
@@ -981,7 +987,7 @@ export const device = defineModel({
       const same = (await a.find("dcim.device", { site: d.site, name: d.name, tenant: null })).filter(
         (x) => x.id !== d.id,
       );
-      if (same.length) a.error("__all__", "A device with this name already exists.");
+      if (same.length) a.error("name", "A device with this name already exists.");
     }
     await checkPrimaryIps(a, "dcim.interface", "device", true);
   },
@@ -1161,6 +1167,11 @@ export const cable = defineModel({
   display: (r) => (r.label ? r.label : `#${r.id}`),
   ordering: ["termination_a_type", "termination_a_id", "termination_b_type", "termination_b_id"],
   search: ["label"],
+  // Nautobot 1.6 `Cable.Meta.unique_together`: one cable per A end and per B end (DRF's message).
+  uniqueTogether: [
+    { fields: ["termination_a_type", "termination_a_id"] },
+    { fields: ["termination_b_type", "termination_b_id"] },
+  ],
   features: ["statuses"],
   filters: {
     device_id: { kind: "custom", fn: "cable_device_id" },
@@ -1223,7 +1234,7 @@ export const cable = defineModel({
       a.error("termination_b_type", `Incompatible termination types: ${ta} and ${tb}`);
     }
     if (ta === tb && d.termination_a_id === d.termination_b_id) {
-      a.error("termination_b_id", "Cannot connect a termination to itself.");
+      a.error("__all__", `Cannot connect ${ta.replace(".", " | ")} to itself`);
     }
     const [ea, eb] = ends;
     if (ea && eb) {
