@@ -10,7 +10,7 @@ import { registry } from "../registry/index.ts";
 import { createToken, ensureSuperuser } from "../service/accounts.ts";
 import { ensurePaths } from "../service/cable-paths.ts";
 import { makeCtx } from "../service/context.ts";
-import { ensureChoiceRows } from "../service/upgrades.ts";
+import { ensureChoiceRows, ensureNullImages } from "../service/upgrades.ts";
 import { openStore, type Store } from "../store/db.ts";
 import { migrate } from "../store/migrate.ts";
 import { startReceiver } from "../webhooks/receiver.ts";
@@ -33,6 +33,7 @@ async function upgrade(store: Store): Promise<void> {
   const ctx = makeCtx({ store, reg: registry(), settings: { enforceGlobalUnique: false, changelog: false } });
   await ensurePaths(ctx);
   await ensureChoiceRows(ctx);
+  await ensureNullImages(ctx);
 }
 
 /** `inventory migrate` */

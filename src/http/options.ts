@@ -3,7 +3,8 @@
  * renders/parses, and per writable method a map of every field with its type, flags and choices.
  */
 
-import type { Model } from "../registry/index.ts";
+import { FIELD_TEXT } from "../registry/field-text.ts";
+import { hasNotes, hasRelationships, type Model } from "../registry/index.ts";
 import type { FieldDef } from "../registry/meta.ts";
 import type { Ctx } from "../service/context.ts";
 import { statusesFor } from "../service/rows.ts";
@@ -34,19 +35,59 @@ function typeOf(fd: FieldDef): string {
     case "datetime":
       return "datetime";
     case "json":
-      return "json";
+      return "field";
     case "choice":
       return fd.plain ? "choice" : "field";
     case "fk":
       return "nested object";
     case "m2m":
     case "cts":
-      return "list";
+      return "field";
     case "computed":
       return fd.type ?? "field";
     default:
       return "field";
   }
+}
+
+/** DRF metadata of one field (type, required, read-only, label, help text, length and value bounds). */
+function fieldMeta(model: Model, name: string, fd: FieldDef): Record<string, unknown> {
+  const text = FIELD_TEXT[`${model.app}/${model.path}`]?.[name];
+  const meta: Record<string, unknown> = {
+    type: typeOf(fd),
+    required: !!fd.required && !fd.readOnly,
+    read_only: !!fd.readOnly || fd.kind === "count" || fd.kind === "computed",
+    label: text?.label ?? label(name, fd),
+  };
+  const help = text?.help ?? fd.help;
+  if (help) meta.help_text = help;
+  if ((fd.kind === "str" || fd.kind === "slug") && fd.max) meta.max_length = fd.max;
+  if (fd.kind === "mac") meta.max_length = 18;
+  if (fd.kind === "int") {
+    if (fd.min !== undefined) meta.min_value = fd.min;
+    if (fd.max !== undefined) meta.max_value = fd.max;
+  }
+  return meta;
+}
+
+/** The `children` of a nested-object field: the target's nested serializer fields (DRF SimpleMetadata). */
+function nestedChildren(target: Model): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    display: {
+      type: "field",
+      required: false,
+      read_only: true,
+      label: "Display",
+      help_text: "Human friendly display value",
+    },
+    id: { type: "string", required: false, read_only: true, label: "Id" },
+    url: { type: "field", required: false, read_only: true, label: "Url" },
+  };
+  for (const n of target.nested) {
+    const fd = target.fields[n];
+    if (fd && fd.kind !== "fk" && fd.kind !== "gfk" && fd.kind !== "m2m") out[n] = fieldMeta(target, n, fd);
+  }
+  return out;
 }
 
 /** Build the OPTIONS body. `scope` list offers POST and PUT, detail only PUT. */
@@ -74,7 +115,7 @@ export async function optionsFor(
   const fields: Record<string, unknown> = {
     id: { type: "string", required: false, read_only: true, label: "Id" },
     display: {
-      type: "string",
+      type: "field",
       required: false,
       read_only: true,
       label: "Display",
@@ -84,18 +125,8 @@ export async function optionsFor(
   };
   for (const [name, fd] of model.fieldList) {
     if (fd.hidden) continue;
-    const meta: Record<string, unknown> = {
-      type: typeOf(fd),
-      required: !!fd.required && !fd.readOnly,
-      read_only: !!fd.readOnly || fd.kind === "count" || fd.kind === "computed",
-      label: label(name, fd),
-    };
-    if (fd.help) meta.help_text = fd.help;
-    if ((fd.kind === "str" || fd.kind === "slug") && fd.max) meta.max_length = fd.max;
-    if (fd.kind === "int") {
-      if (fd.min !== undefined) meta.min_value = fd.min;
-      if (fd.max !== undefined) meta.max_value = fd.max;
-    }
+    const meta = fieldMeta(model, name, fd);
+    if (fd.kind === "fk" && !fd.asId) meta.children = nestedChildren(ctx.reg.get(fd.to));
     if (fd.kind === "choice") meta.choices = fd.choices.map(([value, display]) => ({ value, display }));
     if (fd.kind === "status") {
       meta.choices = [...(await statusesFor(ctx, model.key)).values()].map((s) => ({
@@ -131,14 +162,20 @@ export async function optionsFor(
   }
   if (model.tags)
     fields.tags = {
-      type: "list",
+      type: "field",
       required: false,
       read_only: false,
       label: "Tags",
       child: { type: "nested object", required: false, read_only: false },
     };
-  if (model.customFields)
+  if (hasNotes(model))
+    fields.notes_url = { type: "field", required: false, read_only: true, label: "Notes url" };
+  if (model.customFields) {
     fields.custom_fields = { type: "field", required: false, read_only: false, label: "Custom fields" };
+    fields.computed_fields = { type: "field", required: false, read_only: true, label: "Computed fields" };
+  }
+  if (hasRelationships(model))
+    fields.relationships = { type: "field", required: false, read_only: false, label: "Relationships" };
   // Nautobot: each method only with the model-level permission for it; no `actions` key when none.
   const actions: Record<string, unknown> = {};
   if (scope === "list" && may.post) actions.POST = fields;

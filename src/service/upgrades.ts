@@ -60,3 +60,15 @@ export function ensureChoiceRows(ctx: Ctx): Promise<number> {
     return n;
   });
 }
+
+/** Device types of earlier releases stored empty images as ''; Nautobot renders them as null (issue 9). */
+export function ensureNullImages(ctx: Ctx): Promise<number> {
+  return once(ctx, "device_type_images_v1", async (t) => {
+    const r = await t.db
+      .updateTable("dcim_devicetype")
+      .set({ front_image: null, rear_image: null })
+      .where((eb) => eb.or([eb("front_image", "=", ""), eb("rear_image", "=", "")]))
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows ?? 0);
+  });
+}

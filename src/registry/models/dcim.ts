@@ -639,8 +639,9 @@ export const deviceType = defineModel({
     u_height: f.int({ default: 1, min: 0 }),
     is_full_depth: f.bool(true),
     subdevice_role: f.choice(SUBDEVICE_ROLES),
-    front_image: f.str(100, { default: "", readOnly: true }),
-    rear_image: f.str(100, { default: "", readOnly: true }),
+    // Image uploads are not served here (README): always null, as Nautobot renders an empty ImageField.
+    front_image: f.str(100, { default: null, nullable: true, readOnly: true }),
+    rear_image: f.str(100, { default: null, nullable: true, readOnly: true }),
     comments: f.comments(),
     device_count: f.count("dcim.device", "device_type"),
   },
