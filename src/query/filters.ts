@@ -532,15 +532,52 @@ function searchFilter(fields: readonly string[]): Filter {
           if (/^\d{1,15}$/.test(v)) conds.push(sql<boolean>`${col(name)} = ${Number(v)}`);
           continue;
         }
+        if (name.startsWith("<")) {
+          // `<app.model.via.attr`: rows of another model pointing here through `via` (a circuit's
+          // terminations, a device's inventory items) whose `attr` contains the value.
+          const [app, mname, via, attr] = name.slice(1).split(".") as [string, string, string, string];
+          const src = env.reg.get(`${app}.${mname}`);
+          conds.push(
+            sql<boolean>`t.id IN (SELECT ${sql.id(`${via}_id`)} FROM ${sql.table(src.table)} WHERE ${env.dialect.ilike(sql.ref(attr), pattern)})`,
+          );
+          continue;
+        }
         if (name.includes(".")) {
-          const [hop, attr] = name.split(".") as [string, string];
-          const hfd = env.model.fields[hop];
-          if (hfd?.kind === "fk") {
-            const target = env.reg.get(hfd.to);
-            conds.push(
-              sql<boolean>`${col(`${hop}_id`)} IN (SELECT id FROM ${sql.table(target.table)} WHERE ${env.dialect.ilike(sql.ref(attr), pattern)})`,
-            );
+          // A path of FKs (`device_type.manufacturer.name`), resolved innermost first.
+          const hops = name.split(".");
+          const attr = hops.pop() as string;
+          const models: Model[] = [env.model];
+          for (const hop of hops) {
+            const hfd = models[models.length - 1]!.fields[hop];
+            if (hfd?.kind !== "fk") throw new Error(`${env.model.key}: bad search path ${name}`);
+            models.push(env.reg.get(hfd.to));
           }
+          let inner: Cond = env.dialect.ilike(sql.ref(attr), pattern);
+          for (let i = hops.length - 1; i >= 0; i--) {
+            const target = models[i + 1]!;
+            const ids = sql`SELECT id FROM ${sql.table(target.table)} WHERE ${inner}`;
+            inner =
+              i === 0
+                ? sql<boolean>`${col(`${hops[i]}_id`)} IN (${ids})`
+                : sql<boolean>`${sql.ref(`${hops[i]}_id`)} IN (${ids})`;
+          }
+          conds.push(inner);
+          continue;
+        }
+        if (fd?.kind === "cts") {
+          conds.push(
+            sql<boolean>`EXISTS (SELECT 1 FROM ${sql.table(joinTable(env.model, name))} j WHERE j.source_id = t.id AND ${env.dialect.ilike(sql.ref("j.content_type"), pattern)})`,
+          );
+          continue;
+        }
+        if (fd?.kind === "json") {
+          conds.push(env.dialect.ilike(sql`CAST(${col(name)} AS TEXT)`, pattern));
+          continue;
+        }
+        if (!fd && name.endsWith("_id")) {
+          // A generic relation's object id (`assigned_object_id`): exact, as Nautobot's `exact` predicate.
+          const u = normalizeUuid(v);
+          if (u) conds.push(sql<boolean>`${col(name)} = ${u}`);
           continue;
         }
         conds.push(env.dialect.ilike(col(name), pattern));

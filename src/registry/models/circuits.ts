@@ -73,7 +73,7 @@ export const circuitType = defineModel({
   },
   nested: ["name", "slug", "circuit_count"],
   ordering: ["name"],
-  search: ["name", "slug", "description"],
+  search: ["name", "slug"],
 });
 
 const TERMINATION_SLIM = [
@@ -118,7 +118,14 @@ export const circuit = defineModel({
   nested: ["cid"],
   display: "cid",
   ordering: ["provider", "cid"],
-  search: ["cid", "description", "comments"],
+  search: [
+    "cid",
+    "comments",
+    "description",
+    "<circuits.circuittermination.circuit.description",
+    "<circuits.circuittermination.circuit.pp_info",
+    "<circuits.circuittermination.circuit.xconnect_id",
+  ],
   uniqueTogether: [{ fields: ["provider", "cid"] }],
   features: ["statuses"],
   filters: {
@@ -160,7 +167,7 @@ export const circuitTermination = defineModel({
   display: (r, rel) =>
     `Termination ${r.term_side}: ${rel.site?.display ?? rel.site?.name ?? rel.provider_network?.display ?? ""}`,
   ordering: ["circuit", "term_side"],
-  search: ["xconnect_id", "pp_info", "description"],
+  search: ["circuit.cid", "description", "pp_info", "xconnect_id"],
   uniqueTogether: [{ fields: ["circuit", "term_side"] }],
   features: ["cable_terminations", "locations"],
   filters: {

@@ -69,6 +69,8 @@ function component(args: {
   keyOrder?: readonly string[];
   /** `ModelDef.ordering`; default by device, then natural name. */
   ordering?: readonly string[];
+  /** `ModelDef.search`; default name, label and description (Nautobot's component FilterSets). */
+  search?: readonly string[];
 }): ModelDef {
   const fields: Record<string, FieldDef> = { ...base(), ...args.fields };
   if (args.cable) Object.assign(fields, cableFields());
@@ -86,7 +88,7 @@ function component(args: {
     nested: args.nested ?? (args.cable ? ["device", "name", "cable"] : ["device", "name"]),
     display: componentDisplay,
     ordering: args.ordering ?? ["device", "name"],
-    search: ["name", "label", "description"],
+    search: args.search ?? ["name", "label", "description"],
     uniqueTogether: [{ fields: args.uniqueFields ?? ["device", "name"] }],
     features: args.cable ? ["cable_terminations"] : [],
     filters: { ...componentFilters, ...(args.cable ? cableFilters : {}), ...(args.filters ?? {}) },
@@ -370,6 +372,7 @@ export const inventoryItem = component({
   keyOrder: ["id", "display", "url", "device", "parent"],
   // Nautobot 1.6 `InventoryItem.Meta.ordering`: ("device__id", "parent__id", "_name"), by the raw ids.
   ordering: ["device_id", "parent_id", "name"],
+  search: ["asset_tag", "description", "name", "part_id", "serial"],
   verbose: "inventory item",
   path: "inventory-items",
   tree: "parent",
@@ -413,7 +416,7 @@ function template(args: {
     nested: ["name"],
     display: componentDisplay,
     ordering: ["device_type", "name"],
-    search: ["name", "label", "description"],
+    search: ["name"], // Nautobot 1.6 template FilterSets search name (and a slug they do not have)
     uniqueTogether: [{ fields: ["device_type", "name"] }],
     ...(args.validate ? { validate: args.validate } : {}),
   });

@@ -54,7 +54,7 @@ export const deviceRedundancyGroup = defineModel({
     "status",
   ],
   ordering: ["name"],
-  search: ["name", "slug", "description", "comments"],
+  search: ["comments", "name"],
   features: ["statuses"],
 });
 
@@ -100,7 +100,7 @@ export const interfaceRedundancyGroup = defineModel({
     "protocol_group_id",
   ],
   ordering: ["name"],
-  search: ["name", "description"],
+  search: ["name"],
   features: ["statuses"],
 });
 

@@ -164,7 +164,7 @@ export const region = defineModel({
   },
   nested: ["name", "slug", "site_count", "_depth"],
   ordering: ["name"],
-  search: ["name", "slug", "description"],
+  search: ["name", "slug"],
   filters: {
     parent_id: { kind: "path", path: "parent", key: "id" },
     parent: { kind: "path", path: "parent", key: "slug" },
@@ -209,16 +209,16 @@ export const site = defineModel({
   nested: ["name", "slug"],
   ordering: ["name"],
   search: [
-    "name",
-    "facility",
-    "description",
-    "physical_address",
-    "shipping_address",
+    "asn",
+    "comments",
+    "contact_email",
     "contact_name",
     "contact_phone",
-    "contact_email",
-    "comments",
-    "asn",
+    "description",
+    "facility",
+    "name",
+    "physical_address",
+    "shipping_address",
   ],
   features: ["statuses"],
   filters: {
@@ -266,7 +266,7 @@ export const locationType = defineModel({
   displayUses: ["parent"],
   display: (r, rel) => (rel.parent ? `${rel.parent.display} → ${r.name}` : r.name),
   ordering: ["name"],
-  search: ["name", "slug", "description"],
+  search: ["name", "slug"],
   filters: {
     parent: { kind: "path", path: "parent", key: "slug" },
   },
@@ -327,7 +327,7 @@ export const location = defineModel({
   displayUses: ["parent"],
   display: (r, rel) => (rel.parent ? `${rel.parent.display} → ${r.name}` : r.name),
   ordering: ["name"],
-  search: ["name", "description"],
+  search: ["description", "name"],
   uniqueTogether: [{ fields: ["parent", "name"] }],
   features: ["statuses"],
   filters: {
@@ -407,7 +407,7 @@ export const rackGroup = defineModel({
   },
   nested: ["name", "slug", "rack_count", "_depth"],
   ordering: ["site", "name"],
-  search: ["name", "slug", "description"],
+  search: ["name", "slug"],
   uniqueTogether: [{ fields: ["site", "name"] }, { fields: ["site", "slug"] }],
   features: ["locations"],
   filters: {
@@ -446,7 +446,7 @@ export const rackRole = defineModel({
   },
   nested: ["name", "slug", "rack_count"],
   ordering: ["name"],
-  search: ["name", "slug", "description"],
+  search: ["name", "slug"],
   filters: { has_racks: { kind: "has", model: "dcim.rack", via: "role" } },
 });
 
@@ -483,7 +483,7 @@ export const rack = defineModel({
   nested: ["name", "device_count"],
   display: (r) => (r.facility_id ? `${r.name} (${r.facility_id})` : r.name),
   ordering: ["site", "group", "name"],
-  search: ["name", "facility_id", "serial", "asset_tag", "comments"],
+  search: ["asset_tag", "comments", "facility_id", "name", "serial"],
   uniqueTogether: [{ fields: ["group", "name"] }, { fields: ["group", "facility_id"] }],
   features: ["statuses", "locations"],
   filters: {
@@ -548,7 +548,7 @@ export const rackReservation = defineModel({
   displayUses: ["rack"],
   display: (_r, rel) => `Reservation for rack ${rel.rack?.display ?? ""}`,
   ordering: ["created"],
-  search: ["description"],
+  search: ["description", "rack.facility_id", "rack.name", "user.username"],
   filters: {
     site_id: { kind: "path", path: "rack.site", key: "id" },
     site: { kind: "path", path: "rack.site", key: "slug" },
@@ -588,7 +588,7 @@ export const manufacturer = defineModel({
   },
   nested: ["name", "slug", "devicetype_count"],
   ordering: ["name"],
-  search: ["name", "slug", "description"],
+  search: ["name", "slug"],
   filters: {
     has_device_types: { kind: "has", model: "dcim.devicetype", via: "manufacturer" },
     has_platforms: { kind: "has", model: "dcim.platform", via: "manufacturer" },
@@ -616,7 +616,7 @@ export const platform = defineModel({
   },
   nested: ["name", "slug", "device_count", "virtualmachine_count"],
   ordering: ["name"],
-  search: ["name", "slug", "description"],
+  search: ["name", "slug"],
   filters: {
     has_devices: { kind: "has", model: "dcim.device", via: "platform" },
     has_virtual_machines: { kind: "has", model: "virtualization.virtualmachine", via: "platform" },
@@ -649,7 +649,7 @@ export const deviceType = defineModel({
   displayUses: ["manufacturer"],
   display: (r, rel) => `${rel.manufacturer?.display ?? ""} ${r.model}`,
   ordering: ["manufacturer", "model"],
-  search: ["model", "part_number", "comments", "manufacturer.name"],
+  search: ["comments", "manufacturer.name", "model", "part_number"],
   uniqueTogether: [{ fields: ["manufacturer", "model"] }, { fields: ["manufacturer", "slug"] }],
   filters: {
     has_instances: { kind: "has", model: "dcim.device", via: "device_type" },
@@ -735,7 +735,7 @@ export const deviceRole = defineModel({
   },
   nested: ["name", "slug", "device_count", "virtualmachine_count"],
   ordering: ["name"],
-  search: ["name", "slug", "description"],
+  search: ["name", "slug"],
   filters: {
     has_devices: { kind: "has", model: "dcim.device", via: "device_role" },
     has_virtual_machines: { kind: "has", model: "virtualization.virtualmachine", via: "role" },
@@ -841,7 +841,14 @@ export const device = defineModel({
         ? `${rel.virtual_chassis.display}:${r.vc_position} (${r.id})`
         : `${rel.device_type?.display ?? ""} (${r.id})`,
   ordering: ["name", "id"],
-  search: ["name", "serial", "asset_tag", "comments"],
+  search: [
+    "asset_tag",
+    "comments",
+    "device_type.manufacturer.name",
+    "<dcim.inventoryitem.device.serial",
+    "name",
+    "serial",
+  ],
   uniqueTogether: [
     // Nautobot 1.6: `unique_together` (site, tenant, name) when there is a tenant ...
     {
@@ -1012,7 +1019,7 @@ export const virtualChassis = defineModel({
   },
   nested: ["name", "master", "member_count"],
   ordering: ["name"],
-  search: ["name", "domain"],
+  search: ["domain", "<dcim.device.virtual_chassis.name", "name"],
   filters: {
     site_id: { kind: "path", path: "master.site", key: "id" },
     site: { kind: "path", path: "master.site", key: "slug" },
@@ -1089,7 +1096,7 @@ export const powerFeed = defineModel({
   },
   nested: ["name", "cable"],
   ordering: ["power_panel", "name"],
-  search: ["name", "comments"],
+  search: ["comments", "name"],
   uniqueTogether: [{ fields: ["power_panel", "name"] }],
   features: ["statuses", "cable_terminations"],
   filters: {

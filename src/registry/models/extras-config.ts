@@ -52,7 +52,7 @@ export const configContextSchema = defineModel({
   },
   nested: ["name", "slug"],
   ordering: ["name"],
-  search: ["name", "description"],
+  search: ["data_schema", "description", "name"],
   serviceValidate: "configContextSchema",
 });
 
@@ -73,7 +73,7 @@ export const secret = defineModel({
   },
   nested: ["name", "slug"],
   ordering: ["name"],
-  search: ["name", "slug", "description", "provider"],
+  search: ["name", "slug"],
   /** Nautobot 1.6 `Secret.clean` and the providers' parameter forms. */
   validate({ data, error }) {
     const params = (data.parameters ?? {}) as Record<string, unknown>;
@@ -114,7 +114,7 @@ export const secretsGroup = defineModel({
   },
   nested: ["name", "slug"],
   ordering: ["name"],
-  search: ["name", "slug", "description"],
+  search: ["name", "slug"],
 });
 
 export const secretsGroupAssociation = defineModel({

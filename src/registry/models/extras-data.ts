@@ -147,7 +147,7 @@ export const note = defineModel({
   nested: ["assigned_object", "note", "user", "slug"],
   display: "slug",
   ordering: ["created"],
-  search: ["note", "user_name", "slug"],
+  search: ["assigned_object_id", "note", "user_name"],
   async validate({ data, before, get, actor }) {
     if (before) return;
     data.user = actor?.id ?? null;
@@ -188,7 +188,7 @@ export const relationship = defineModel({
   nested: ["name", "slug"],
   display: (r) => String(r.name).replace(/_/g, " "),
   ordering: ["name"],
-  search: ["name", "description"],
+  search: ["description", "name"],
   validate({ data, before, error }) {
     const symmetric = String(data.type).startsWith("symmetric-");
     if (symmetric && data.source_type !== data.destination_type)
@@ -251,7 +251,7 @@ export const computedField = defineModel({
   nested: ["content_type", "label"],
   display: "label",
   ordering: ["weight", "slug"],
-  search: ["label", "slug", "description", "template", "fallback_value"],
+  search: ["content_type", "description", "fallback_value", "label", "template"],
   validate({ data, error }) {
     templateProblem(error, "template", data.template);
   },
@@ -277,7 +277,7 @@ export const customLink = defineModel({
   },
   nested: ["content_type", "name"],
   ordering: ["group_name", "weight", "name"],
-  search: ["name", "target_url", "text", "group_name"],
+  search: ["content_type", "name", "target_url", "text"],
   validate({ data, error }) {
     templateProblem(error, "text", data.text);
     templateProblem(error, "target_url", data.target_url);
@@ -339,7 +339,7 @@ export const dynamicGroup = defineModel({
   },
   nested: ["name", "slug", "content_type"],
   ordering: ["content_type", "name"],
-  search: ["name", "slug", "description"],
+  search: ["content_type", "description", "name", "slug"],
   serviceValidate: "dynamicGroup",
 });
 
@@ -360,7 +360,7 @@ export const dynamicGroupMembership = defineModel({
   display: (r, rel) =>
     `${(rel.parent_group as { display?: string } | null)?.display ?? ""} > ${r.operator} (${r.weight}) > ${(rel.group as { display?: string } | null)?.display ?? ""}`,
   ordering: ["parent_group", "weight", "group"],
-  search: [],
+  search: ["group.name", "group.slug", "operator", "parent_group.name", "parent_group.slug"],
   uniqueTogether: [{ fields: ["group", "parent_group", "operator", "weight"] }],
   validate({ data, error }) {
     if (data.group && data.group === data.parent_group) error("group", "A group cannot be its own parent.");

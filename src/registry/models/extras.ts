@@ -59,7 +59,7 @@ export const status = defineModel({
   },
   nested: ["name", "slug"],
   ordering: ["name"],
-  search: ["name", "slug"],
+  search: ["content_types", "name", "slug"],
 });
 
 export const tag = defineModel({
@@ -81,7 +81,7 @@ export const tag = defineModel({
   },
   nested: ["name", "slug", "color"],
   ordering: ["name"],
-  search: ["name", "slug"],
+  search: ["content_types", "name", "slug"],
 });
 
 export const customField = defineModel({
@@ -119,7 +119,7 @@ export const customField = defineModel({
   nested: ["name"],
   display: (r) => (r.label ? r.label : r.name),
   ordering: ["weight", "name"],
-  search: ["name", "label", "description"],
+  search: ["description", "label", "name"],
   async validate({ data, before, error, find }) {
     // API 1.2: a field created without a label is labelled with its name (CustomFieldSerializerVersion12).
     if (!before && !data.label) data.label = data.name;
@@ -176,7 +176,7 @@ export const configContext = defineModel({
   },
   nested: ["name"],
   ordering: ["weight", "name"],
-  search: ["name", "description"],
+  search: ["data", "description", "name"],
   // Nautobot 1.6 `ConfigContextFilterSet`: one singular filter (and `_id`) per assignment list.
   filters: Object.fromEntries(
     (
@@ -236,7 +236,7 @@ export const webhook = defineModel({
   },
   nested: ["name"],
   ordering: ["name"],
-  search: ["name", "payload_url", "additional_headers", "body_template"],
+  search: ["additional_headers", "body_template", "name", "payload_url"],
   /**
    * Nautobot 1.6 `Webhook.clean()` and `check_for_conflicts()` (nautobot-webhooks.md §1.1–1.2), plus what it
    * leaves to delivery time (W11): the URL and the templates.
@@ -386,7 +386,7 @@ export const objectChange = defineModel({
   display: (r) =>
     `${r.changed_object_type} ${r.object_repr} ${r.action === "create" ? "created" : r.action === "update" ? "updated" : "deleted"} by ${r.user_name}`,
   ordering: ["-time"],
-  search: ["user_name", "object_repr"],
+  search: ["object_repr", "user_name"],
   filters: {
     time_after: { kind: "custom", fn: "time_after" },
     time_before: { kind: "custom", fn: "time_before" },

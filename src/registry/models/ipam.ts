@@ -52,7 +52,7 @@ export const rir = defineModel({
   },
   nested: ["name", "slug", "aggregate_count"],
   ordering: ["name"],
-  search: ["name", "slug", "description"],
+  search: ["name", "slug"],
 });
 
 export const aggregate = defineModel({
@@ -120,7 +120,7 @@ export const routeTarget = defineModel({
   },
   nested: ["name"],
   ordering: ["name"],
-  search: ["name", "description"],
+  search: ["description", "name"],
   filters: {
     ...tenancyFilters,
     // Nautobot 1.6 `RouteTargetFilterSet`: the VRFs importing / exporting the target (by RD or id).
@@ -153,7 +153,7 @@ export const vrf = defineModel({
   nested: ["name", "rd", "prefix_count"],
   display: (r) => (r.rd ? `${r.name} (${r.rd})` : r.name),
   ordering: ["name", "rd"],
-  search: ["name", "rd", "description"],
+  search: ["description", "name", "rd"],
   filters: {
     ...tenancyFilters,
     import_target: { kind: "path", path: "import_targets", key: "name" },
@@ -180,7 +180,7 @@ export const role = defineModel({
   },
   nested: ["name", "slug", "prefix_count", "vlan_count"],
   ordering: ["weight", "name"],
-  search: ["name", "slug", "description"],
+  search: ["name", "slug"],
 });
 
 export const prefix = defineModel({
@@ -357,7 +357,7 @@ export const vlanGroup = defineModel({
   },
   nested: ["name", "slug", "vlan_count"],
   ordering: ["site", "name"],
-  search: ["name", "slug", "description"],
+  search: ["name", "slug"],
   uniqueTogether: [{ fields: ["site", "name"] }, { fields: ["site", "slug"] }],
   features: ["locations"],
   filters: { ...locatable },
@@ -389,7 +389,7 @@ export const vlan = defineModel({
   nested: ["vid", "name"],
   display: (r) => `${r.name} (${r.vid})`,
   ordering: ["site", "group", "vid"],
-  search: ["name", "description", "vid"],
+  search: ["description", "name", "vid"],
   uniqueTogether: [{ fields: ["group", "vid"] }, { fields: ["group", "name"] }],
   features: ["statuses", "locations"],
   filters: {
@@ -455,7 +455,7 @@ export const service = defineModel({
     return `${r.name} (${String(r.protocol).toUpperCase()}/${compressPorts(ports)})`;
   },
   ordering: ["protocol", "name"],
-  search: ["name", "description"],
+  search: ["description", "name"],
   filters: { port: { kind: "custom", fn: "service_port" } },
   /** Nautobot 1.6 Service.clean(): exactly one parent. */
   validate(a) {

@@ -22,7 +22,7 @@ export const tenantGroup = defineModel({
   },
   nested: ["name", "slug", "tenant_count", "_depth"],
   ordering: ["name"],
-  search: ["name", "slug", "description"],
+  search: ["name", "slug"],
   filters: {
     parent_id: { kind: "path", path: "parent", key: "id" },
     parent: { kind: "path", path: "parent", key: "slug" },
@@ -56,7 +56,7 @@ export const tenant = defineModel({
   },
   nested: ["name", "slug"],
   ordering: ["group", "name"],
-  search: ["name", "slug", "description", "comments"],
+  search: ["comments", "description", "name", "slug"],
   filters: {
     group_id: { kind: "path", path: "group", key: "id", tree: true },
     group: { kind: "path", path: "group", key: "slug", tree: true },

@@ -34,7 +34,7 @@ export const user = defineModel({
   nested: ["username"],
   display: "username",
   ordering: ["username"],
-  search: ["username", "first_name", "last_name", "email"],
+  search: ["email", "first_name", "last_name", "username"],
   filters: {
     group: { kind: "path", path: "groups", key: "name" },
     group_id: { kind: "path", path: "groups", key: "id" },

@@ -24,7 +24,7 @@ const org = (name: string, verbose: string, path: string) =>
     },
     nested: ["name", "slug", "cluster_count"],
     ordering: ["name"],
-    search: ["name", "slug", "description"],
+    search: ["name", "slug"],
   });
 
 export const clusterType = org("clustertype", "cluster type", "cluster-types");
@@ -65,7 +65,7 @@ export const cluster = defineModel({
   },
   nested: ["name", "virtualmachine_count"],
   ordering: ["name"],
-  search: ["name", "comments"],
+  search: ["comments", "name"],
   features: ["locations"],
   filters: {
     region_id: { kind: "path", path: "site.region", key: "id", tree: true },
@@ -123,7 +123,7 @@ export const virtualMachine = defineModel({
   },
   nested: ["name"],
   ordering: ["name"],
-  search: ["name", "comments"],
+  search: ["comments", "name"],
   features: ["statuses"],
   uniqueTogether: [
     {
