@@ -188,8 +188,9 @@ def test_custom_field_choices_notes_and_relationships(dc, nb):
     site.custom_fields["tier"] = "gold"
     assert site.save()
     assert nb.dcim.sites.get(site.id).custom_fields["tier"] == "gold"
+    site.custom_fields["tier"] = "bronze"
     with pytest.raises(pynautobot.RequestError):
-        nb.dcim.sites.update([{"id": site.id, "custom_fields": {"tier": "bronze"}}])
+        site.save()
 
     note = nb.extras.notes.create(assigned_object_type="dcim.site", assigned_object_id=site.id, note="Racks delivered")
     assert note.user.username and note.assigned_object.id == site.id
