@@ -231,12 +231,6 @@ export const CUSTOM_FILTERS: Record<string, (def: FilterDef) => Filter> = {
       ? sql<boolean>`EXISTS (SELECT 1 FROM json_each(t.ports) WHERE value = ${Number(v)})`
       : sql<boolean>`(t.ports)::jsonb @> ${`[${Number(v)}]`}::jsonb`;
   }),
-  /** Circuit `site_id` / `site`: circuits with a termination at the site. */
-  circuit_site_id: make((values, env, def) => {
-    const ids = uuids(env, String(def.param), values);
-    if (!ids) return undefined;
-    return sql<boolean>`t.id IN (SELECT circuit_id FROM circuits_circuittermination WHERE site_id IN (${list(ids)}))`;
-  }),
   /**
    * Interface `vlan_id`: untagged on, or tagged with, the VLAN (Nautobot 1.6 `InterfaceFilterSet.filter_vlan_id`,
    * a single value; blank selects everything).
@@ -261,8 +255,4 @@ export const CUSTOM_FILTERS: Record<string, (def: FilterDef) => Filter> = {
     const jt = sql.table(`${env.model.table}_tagged_vlans`);
     return sql<boolean>`(t.untagged_vlan_id IN (SELECT id FROM ipam_vlan WHERE vid = ${vid}) OR EXISTS (SELECT 1 FROM ${jt} s JOIN ipam_vlan v ON v.id = s.target_id WHERE s.source_id = t.id AND v.vid = ${vid}))`;
   }),
-  circuit_site: make(
-    (values) =>
-      sql<boolean>`t.id IN (SELECT ct.circuit_id FROM circuits_circuittermination ct JOIN dcim_site s ON s.id = ct.site_id WHERE s.slug IN (${list(values)}))`,
-  ),
 };

@@ -258,9 +258,16 @@ function pathFilter(def: FilterDef): Filter {
   return {
     async apply(values, env) {
       const param = def.param as string;
+      // Hops are FK or M2M fields, or `<app:model:fk>` for the rows of another model pointing back
+      // (Django's reverse relation: a circuit's `terminations__site`).
       const hops = String(def.path).split(".");
       const models: Model[] = [env.model];
       for (const hop of hops) {
+        if (hop.startsWith("<")) {
+          const [app, name] = hop.slice(1).split(":") as [string, string];
+          models.push(env.reg.get(`${app}.${name}`));
+          continue;
+        }
         const fd = models[models.length - 1]!.fields[hop];
         if (fd?.kind !== "fk" && fd?.kind !== "m2m")
           throw new Error(`${env.model.key}: bad filter path ${def.path}`);
@@ -278,10 +285,17 @@ function pathFilter(def: FilterDef): Filter {
       for (let i = hops.length - 1; i >= 0; i--) {
         const owner = models[i]!;
         const hop = hops[i]!;
-        const fd = owner.fields[hop]!;
+        const fd = owner.fields[hop];
         const alias = i === 0 ? "t" : `p${i}`;
         let c: Cond;
-        if (fd.kind === "m2m") {
+        if (hop.startsWith("<")) {
+          const via = hop.split(":")[2]!;
+          const src = models[i + 1]!;
+          const inner = idsExpr ? sql`${idsExpr}` : sql.join(ids.length ? ids : ["__none__"]);
+          c = sql<boolean>`${col("id", alias)} IN (SELECT ${sql.id(`${via}_id`)} FROM ${sql.table(src.table)} WHERE id IN (${inner}))`;
+        } else if (!fd) {
+          throw new Error(`${env.model.key}: bad filter path ${def.path}`);
+        } else if (fd.kind === "m2m") {
           const jt = joinTable(owner, hop);
           const inner = idsExpr ? sql`${idsExpr}` : sql.join(ids.length ? ids : ["__none__"]);
           c = sql<boolean>`${col("id", alias)} IN (SELECT source_id FROM ${sql.table(jt)} WHERE target_id IN (${inner}))`;

@@ -78,6 +78,35 @@ describe("filter parity", () => {
     assert.deepEqual(await names(`/api/dcim/interfaces/?id__re=^${w.access.id.slice(0, 8)}`), ["e1"]);
   });
 
+  it("circuits and providers by where their circuits terminate", async () => {
+    const region = await create(s, "/api/dcim/regions/", { name: "EU" });
+    const sub = await create(s, "/api/dcim/regions/", { name: "NL", parent: region.id });
+    const site3 = await create(s, "/api/dcim/sites/", { name: "S3", status: "active", region: sub.id });
+    const p1 = await create(s, "/api/circuits/providers/", { name: "P1" });
+    const p2 = await create(s, "/api/circuits/providers/", { name: "P2" });
+    const ct = await create(s, "/api/circuits/circuit-types/", { name: "T" });
+    const c1 = await create(s, "/api/circuits/circuits/", {
+      cid: "C1",
+      provider: p1.id,
+      type: ct.id,
+      status: "active",
+    });
+    await create(s, "/api/circuits/circuits/", { cid: "C2", provider: p2.id, type: ct.id, status: "active" });
+    await create(s, "/api/circuits/circuit-terminations/", {
+      circuit: c1.id,
+      term_side: "A",
+      site: site3.id,
+    });
+    const cids = async (q: string) =>
+      (await s.api(`/api/circuits/circuits/?${q}`)).body.results.map((c: any) => c.cid).sort();
+    assert.deepEqual(await cids("region=eu"), ["C1"]);
+    assert.deepEqual(await cids(`region_id=${sub.id}`), ["C1"]);
+    assert.deepEqual(await cids("site=s3"), ["C1"]);
+    assert.deepEqual(await cids("site__n=s3"), ["C2"]);
+    assert.deepEqual(await names("/api/circuits/providers/?site=s3"), ["P1"]);
+    assert.deepEqual(await names("/api/circuits/providers/?region=eu"), ["P1"]);
+  });
+
   it("config contexts by assignment, singular names as Nautobot", async () => {
     await create(s, "/api/extras/config-contexts/", { name: "c-site", data: {}, sites: [w.site.id] });
     await create(s, "/api/extras/config-contexts/", { name: "c-role", data: {}, roles: [w.role.id] });

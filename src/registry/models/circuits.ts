@@ -33,6 +33,36 @@ export const provider = defineModel({
   nested: ["name", "slug", "circuit_count"],
   ordering: ["name"],
   search: ["name", "account", "noc_contact", "admin_contact", "comments"],
+  // Nautobot 1.6 `ProviderFilterSet`: where the provider's circuits terminate.
+  filters: {
+    site_id: {
+      kind: "path",
+      path: "<circuits:circuit:provider.<circuits:circuittermination:circuit.site",
+      key: "id",
+    },
+    site: {
+      kind: "path",
+      path: "<circuits:circuit:provider.<circuits:circuittermination:circuit.site",
+      key: "slug",
+    },
+    region_id: {
+      kind: "path",
+      path: "<circuits:circuit:provider.<circuits:circuittermination:circuit.site.region",
+      key: "id",
+      tree: true,
+    },
+    region: {
+      kind: "path",
+      path: "<circuits:circuit:provider.<circuits:circuittermination:circuit.site.region",
+      key: "slug",
+      tree: true,
+    },
+    location: {
+      kind: "path",
+      path: "<circuits:circuit:provider.<circuits:circuittermination:circuit.location",
+      key: "slug",
+    },
+  },
 });
 
 export const providerNetwork = defineModel({
@@ -129,8 +159,27 @@ export const circuit = defineModel({
   uniqueTogether: [{ fields: ["provider", "cid"] }],
   features: ["statuses"],
   filters: {
-    site_id: { kind: "custom", fn: "circuit_site_id" },
-    site: { kind: "custom", fn: "circuit_site" },
+    // Nautobot 1.6 `CircuitFilterSet`: through the circuit's terminations.
+    site_id: { kind: "path", path: "<circuits:circuittermination:circuit.site", key: "id" },
+    site: { kind: "path", path: "<circuits:circuittermination:circuit.site", key: "slug" },
+    region_id: {
+      kind: "path",
+      path: "<circuits:circuittermination:circuit.site.region",
+      key: "id",
+      tree: true,
+    },
+    region: {
+      kind: "path",
+      path: "<circuits:circuittermination:circuit.site.region",
+      key: "slug",
+      tree: true,
+    },
+    location: { kind: "path", path: "<circuits:circuittermination:circuit.location", key: "slug" },
+    provider_network_id: {
+      kind: "path",
+      path: "<circuits:circuittermination:circuit.provider_network",
+      key: "id",
+    },
     ...tenancyFilters,
   },
 });

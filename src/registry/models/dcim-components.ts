@@ -167,6 +167,11 @@ export const interfaceModel = component({
     lag_id: { kind: "path", path: "lag", key: "id" },
     has_tagged_vlans: { kind: "has", model: "dcim.interface", via: "tagged_vlans", forward: true },
     vlan_id: { kind: "custom", fn: "interface_vlan_id" },
+    interface_redundancy_groups: {
+      kind: "path",
+      path: "<dcim:interfaceredundancygroupassociation:interface.interface_redundancy_group",
+      key: "name",
+    },
     vlan: { kind: "custom", fn: "interface_vlan" },
     connected: { kind: "custom", fn: "connected" },
   },
@@ -397,6 +402,7 @@ function template(args: {
   path: string;
   fields: Record<string, FieldDef>;
   validate?: ModelDef["validate"];
+  filters?: Record<string, FilterDef>;
 }): ModelDef {
   return defineModel({
     app: "dcim",
@@ -419,6 +425,7 @@ function template(args: {
     search: ["name"], // Nautobot 1.6 template FilterSets search name (and a slug they do not have)
     uniqueTogether: [{ fields: ["device_type", "name"] }],
     ...(args.validate ? { validate: args.validate } : {}),
+    ...(args.filters ? { filters: args.filters } : {}),
   });
 }
 
@@ -432,6 +439,8 @@ export const frontPortTemplate = template({
   name: "frontporttemplate",
   verbose: "front port template",
   path: "front-port-templates",
+  // Nautobot 1.6 `FrontPortTemplateFilterSet.rear_port_template`.
+  filters: { rear_port_template: { kind: "path", path: "rear_port", key: "name" } },
   fields: {
     type: f.choice(PORT_TYPES, { required: true }),
     rear_port: f.rfk("dcim.rearporttemplate", "CASCADE", { filterKey: "name" }),
@@ -491,6 +500,8 @@ export const powerOutletTemplate = template({
   name: "poweroutlettemplate",
   verbose: "power outlet template",
   path: "power-outlet-templates",
+  // Nautobot 1.6 `PowerOutletTemplateFilterSet.power_port_template`.
+  filters: { power_port_template: { kind: "path", path: "power_port", key: "name" } },
   fields: {
     type: f.choice(POWER_OUTLET_TYPES),
     power_port: f.fk("dcim.powerporttemplate", "SET_NULL", {

@@ -552,6 +552,8 @@ export const rackReservation = defineModel({
   filters: {
     site_id: { kind: "path", path: "rack.site", key: "id" },
     site: { kind: "path", path: "rack.site", key: "slug" },
+    group_id: { kind: "path", path: "rack.group", key: "id", tree: true },
+    group: { kind: "path", path: "rack.group", key: "slug", tree: true },
     ...tenancyFilters,
   },
   /** Nautobot 1.6 RackReservation.clean(): units exist in the rack and are not already reserved. */
@@ -1024,6 +1026,11 @@ export const virtualChassis = defineModel({
     site_id: { kind: "path", path: "master.site", key: "id" },
     site: { kind: "path", path: "master.site", key: "slug" },
     has_members: { kind: "has", model: "dcim.device", via: "virtual_chassis" },
+    // Nautobot 1.6 `VirtualChassisFilterSet`: the master's region and tenant.
+    region_id: { kind: "path", path: "master.site.region", key: "id", tree: true },
+    region: { kind: "path", path: "master.site.region", key: "slug", tree: true },
+    tenant_id: { kind: "path", path: "master.tenant", key: "id" },
+    tenant: { kind: "path", path: "master.tenant", key: "slug" },
   },
   /** Nautobot 1.6 VirtualChassis.clean(): on update the master must be a member. */
   async validate(a) {
