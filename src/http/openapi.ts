@@ -325,7 +325,7 @@ export function openapiDocument(reg: Registry, baseUrl: string): Record<string, 
         get: {
           ...op("retrieve"),
           parameters: m.configContext ? [EXCLUDE_PARAM] : [],
-          responses: { 200: json(BRIEF_OR_FULL(name)), ...errors(403, 404) },
+          responses: { 200: json(BRIEF_OR_FULL(name)), ...errors(400, 403, 404) },
         },
       };
       if (!m.readOnly) {

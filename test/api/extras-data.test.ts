@@ -113,6 +113,12 @@ describe("extras attached to objects", () => {
     assert.equal(list.status, 200);
     assert.equal(list.body.count, 2);
     assert.deepEqual(list.body.results.map((n: any) => n.note).sort(), ["racked", "two"]);
+    // A note names its object (found by the fuzzer: a bulk body without one was a 500).
+    const orphan = await s.api("/api/extras/notes/", { method: "POST", body: [{ note: "M" }] });
+    assert.equal(orphan.status, 400);
+    assert.deepEqual(orphan.body, [
+      { assigned_object_type: ["This field is required."], assigned_object_id: ["This field is required."] },
+    ]);
     const missing = await s.api(`/api/dcim/sites/${site.id}/notes/`, { method: "POST", body: {} });
     assert.equal(missing.status, 400);
     assert.deepEqual(missing.body, { note: ["This field is required."] });

@@ -140,7 +140,7 @@ export const note = defineModel({
   fields: {
     user: f.ofk("users.user", "SET_NULL", { readOnly: true, filterKey: "username" }),
     user_name: f.str(150, { readOnly: true }),
-    assigned_object: f.gfk("notes", "CASCADE"),
+    assigned_object: f.gfk("notes", "CASCADE", { required: true }),
     note: f.text({ required: true }),
     slug: f.str(100, { readOnly: true }),
   },
@@ -152,7 +152,9 @@ export const note = defineModel({
     if (before) return;
     data.user = actor?.id ?? null;
     data.user_name = actor?.username ?? "";
-    const target = await get(String(data.assigned_object_type), data.assigned_object_id);
+    const target = data.assigned_object_type
+      ? await get(String(data.assigned_object_type), data.assigned_object_id)
+      : undefined;
     const label = String(target?.name ?? target?.slug ?? data.assigned_object_id ?? "note");
     const stamp = new Date().toISOString().replace(/[-:TZ.]/g, (c) => (c === "T" ? "t" : c === "." ? "" : c));
     data.slug = `${label}-${stamp}`
