@@ -161,6 +161,32 @@ export const CUSTOM_FILTERS: Record<string, (def: FilterDef) => Filter> = {
     }
     return sql<boolean>`t.device_type_id IN (SELECT id FROM dcim_devicetype WHERE is_full_depth = ${env.dialect.engine === "sqlite" ? (b ? 1 : 0) : b})`;
   }),
+  /**
+   * `pass_through_ports` (devices, device types): has front or rear ports (templates); false: neither
+   * (Nautobot 1.6 `_pass_through_ports`). `def.front`/`def.rear` name the tables, `def.via` their FK column.
+   */
+  pass_through_ports: make((values, env, def) => {
+    const b = bool(values);
+    if (b === undefined) {
+      env.error(String(def.param), "Enter a valid boolean: true or false.");
+      return undefined;
+    }
+    const via = sql.id(String(def.via));
+    const has = sql<boolean>`(EXISTS (SELECT 1 FROM ${sql.table(String(def.front))} x WHERE x.${via} = t.id) OR EXISTS (SELECT 1 FROM ${sql.table(String(def.rear))} y WHERE y.${via} = t.id))`;
+    return b ? has : sql<boolean>`NOT ${has}`;
+  }),
+  /** Interface `device_with_common_vc`: interfaces of the devices and of every member of their chassis. */
+  device_with_common_vc: make((values, env, def) => {
+    const ids = uuids(env, String(def.param), values);
+    if (!ids) return undefined;
+    return sql<boolean>`t.device_id IN (SELECT id FROM dcim_device WHERE id IN (${list(ids)}) OR virtual_chassis_id IN (SELECT virtual_chassis_id FROM dcim_device WHERE id IN (${list(ids)}) AND virtual_chassis_id IS NOT NULL))`;
+  }),
+  /** Relationship association `peer_id`: the object is either end. */
+  peer_id: make((values, env, def) => {
+    const ids = uuids(env, String(def.param), values);
+    if (!ids) return undefined;
+    return sql<boolean>`(t.source_id IN (${list(ids)}) OR t.destination_id IN (${list(ids)}))`;
+  }),
   /** Device `mac_address`: any interface of the device has the MAC. */
   device_mac_address: make(
     (values) =>

@@ -64,7 +64,8 @@ const or = (conds: Cond[]): Cond =>
   conds.length === 1 ? conds[0]! : sql<boolean>`(${sql.join(conds, sql` OR `)})`;
 const and = (conds: Cond[]): Cond =>
   conds.length === 1 ? conds[0]! : sql<boolean>`(${sql.join(conds, sql` AND `)})`;
-const not = (c: Cond): Cond => sql<boolean>`NOT (${c})`;
+/** Negation that keeps rows where the condition is NULL, as Django's `exclude()` does. */
+const not = (c: Cond): Cond => sql<boolean>`NOT COALESCE((${c}), FALSE)`;
 const inList = (expr: RawBuilder<unknown>, values: unknown[]): Cond =>
   values.length ? sql<boolean>`${expr} IN (${sql.join(values)})` : sql<boolean>`1 = 0`;
 
@@ -364,6 +365,9 @@ function reverseFilter(def: FilterDef): Filter {
       const via = src.fields[String(def.via)];
       if (via?.kind === "m2m") {
         return sql<boolean>`t.id IN (SELECT target_id FROM ${sql.table(joinTable(src, String(def.via)))} WHERE source_id IN (${sql.join(ids.length ? ids : ["__none__"])}))`;
+      }
+      if (via?.kind === "gfk") {
+        return sql<boolean>`t.id IN (SELECT ${sql.id(`${def.via}_id`)} FROM ${sql.table(src.table)} WHERE ${sql.id(`${def.via}_type`)} = ${env.model.key} AND id IN (${sql.join(ids.length ? ids : ["__none__"])}))`;
       }
       return sql<boolean>`t.id IN (SELECT ${sql.id(`${def.via}_id`)} FROM ${sql.table(src.table)} WHERE id IN (${sql.join(ids.length ? ids : ["__none__"])}))`;
     },
@@ -822,7 +826,20 @@ export function filterSetFor(reg: Registry, model: Model): Map<string, Filter> {
         break;
       case "custom": {
         const impl = CUSTOM_FILTERS[String(def.fn)];
-        if (impl) fs.set(param, impl(d));
+        if (!impl) break;
+        const positive = impl(d);
+        // `negate`: the same filter inverted (Django's `exclude`).
+        fs.set(
+          param,
+          def.negate
+            ? {
+                async apply(values, env) {
+                  const c = await positive.apply(values, env);
+                  return c ? not(c) : undefined;
+                },
+              }
+            : positive,
+        );
         break;
       }
       default:

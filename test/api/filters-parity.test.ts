@@ -107,6 +107,54 @@ describe("filter parity", () => {
     assert.deepEqual(await names("/api/circuits/providers/?region=eu"), ["P1"]);
   });
 
+  it("method filters: pass-through ports, template booleans, common chassis, negations, VM interface IPs", async () => {
+    assert.deepEqual(await names("/api/dcim/devices/?pass_through_ports=false"), ["leaf1"]);
+    await create(s, "/api/dcim/rear-ports/", { device: w.dev.id, name: "r1", type: "lc" });
+    assert.deepEqual(await names("/api/dcim/devices/?pass_through_ports=true"), ["leaf1"]);
+    assert.deepEqual(await names("/api/dcim/device-types/?interfaces=false"), ["M T"]);
+    await create(s, "/api/dcim/interface-templates/", {
+      device_type: w.dt.id,
+      name: "x1",
+      type: "1000base-t",
+    });
+    assert.deepEqual(await names("/api/dcim/device-types/?interfaces=true"), ["M T"]);
+    assert.deepEqual(await names(`/api/dcim/interfaces/?device_with_common_vc=${w.dev.id}`), [
+      "e1",
+      "e2",
+      "e3",
+      "e3.100",
+    ]);
+    const ip = await create(s, "/api/ipam/ip-addresses/", {
+      address: "10.1.1.1/24",
+      status: "active",
+      assigned_object_type: "dcim.interface",
+      assigned_object_id: w.access.id,
+    });
+    await create(s, "/api/ipam/ip-addresses/", { address: "10.1.1.2/24", status: "active" });
+    const addrs = async (q: string) =>
+      (await s.api(`/api/ipam/ip-addresses/?${q}`)).body.results.map((i: any) => i.address).sort();
+    assert.deepEqual(await addrs(`interface_id=${w.access.id}`), ["10.1.1.1/24"]);
+    assert.deepEqual(await addrs(`interface_id__n=${w.access.id}`), ["10.1.1.2/24"]);
+    const cl = await create(s, "/api/virtualization/cluster-types/", { name: "CT" });
+    const cluster = await create(s, "/api/virtualization/clusters/", { name: "C", type: cl.id });
+    const vm = await create(s, "/api/virtualization/virtual-machines/", {
+      name: "vm",
+      cluster: cluster.id,
+      status: "active",
+    });
+    const vif = await create(s, "/api/virtualization/interfaces/", { virtual_machine: vm.id, name: "v0" });
+    await create(s, "/api/virtualization/interfaces/", { virtual_machine: vm.id, name: "v1" });
+    await create(s, "/api/ipam/ip-addresses/", {
+      address: "10.2.2.2/24",
+      status: "active",
+      assigned_object_type: "virtualization.vminterface",
+      assigned_object_id: vif.id,
+    });
+    assert.deepEqual(await names("/api/virtualization/interfaces/?has_ip_addresses=true"), ["v0"]);
+    assert.deepEqual(await names("/api/virtualization/interfaces/?ip_addresses=10.2.2.2/24"), ["v0"]);
+    void ip;
+  });
+
   it("config contexts by assignment, singular names as Nautobot", async () => {
     await create(s, "/api/extras/config-contexts/", { name: "c-site", data: {}, sites: [w.site.id] });
     await create(s, "/api/extras/config-contexts/", { name: "c-role", data: {}, roles: [w.role.id] });

@@ -35,41 +35,17 @@ const NOT_SUPPORTED: Record<string, { names: RegExp; why: string }> = {
 };
 
 /**
- * Filters not built yet (listed in the README): cable and connection filters of circuit terminations and
- * power feeds, the region of cables and power feeds, device types' component aliases and pass-through
- * ports, `device_with_common_vc`, a few negations of custom filters, `available_power`, `napalm_args`,
- * `peer_id`, VM primary IPs and interface IPs, and device/VM MAC lookups.
+ * Filters not built yet (listed in the README): the region of cables (through either end's device), an
+ * interface redundancy group's `virtual_ip`, a negation of locations' `content_type`, `napalm_args` (JSON),
+ * power feeds' computed `available_power`, VMs' `primary_ip4`/`primary_ip6` by address, and the string
+ * lookups of device/VM `mac_address`.
  */
 const LATER: Record<string, string[]> = {
-  "circuits/circuit-terminations": ["cable", "cable__n", "connected"],
   "dcim/cables": ["region", "region_id"],
-  "dcim/device-types": [
-    "console_ports",
-    "console_server_ports",
-    "device_bays",
-    "interfaces",
-    "pass_through_ports",
-    "power_outlets",
-    "power_ports",
-  ],
-  "dcim/devices": ["pass_through_ports"],
   "dcim/interface-redundancy-groups": ["virtual_ip"],
-  "dcim/interfaces": ["device_with_common_vc"],
   "dcim/locations": ["content_type__n"],
   "dcim/platforms": ["napalm_args"],
-  "dcim/power-feeds": [
-    "available_power",
-    "cable",
-    "cable__n",
-    "connected",
-    "region",
-    "region__n",
-    "region_id",
-    "region_id__n",
-  ],
-  "extras/relationship-associations": ["peer_id"],
-  "ipam/ip-addresses": ["interface__n", "interface_id__n", "vminterface__n", "vminterface_id__n"],
-  "virtualization/interfaces": ["has_ip_addresses", "ip_addresses"],
+  "dcim/power-feeds": ["available_power"],
   "virtualization/virtual-machines": ["primary_ip4", "primary_ip6"],
 };
 const laterPattern: Record<string, RegExp> = {

@@ -221,6 +221,8 @@ export const circuitTermination = defineModel({
   features: ["cable_terminations", "locations"],
   filters: {
     cabled: { kind: "notnull", field: "cable" },
+    cable: { kind: "path", path: "cable", key: "id" },
+    connected: { kind: "custom", fn: "connected" },
     region_id: { kind: "path", path: "site.region", key: "id", tree: true },
     region: { kind: "path", path: "site.region", key: "slug", tree: true },
   },

@@ -167,6 +167,7 @@ export const interfaceModel = component({
     lag_id: { kind: "path", path: "lag", key: "id" },
     has_tagged_vlans: { kind: "has", model: "dcim.interface", via: "tagged_vlans", forward: true },
     vlan_id: { kind: "custom", fn: "interface_vlan_id" },
+    device_with_common_vc: { kind: "custom", fn: "device_with_common_vc" },
     interface_redundancy_groups: {
       kind: "path",
       path: "<dcim:interfaceredundancygroupassociation:interface.interface_redundancy_group",

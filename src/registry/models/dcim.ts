@@ -662,6 +662,20 @@ export const deviceType = defineModel({
       key: "name",
     },
     has_interface_templates: { kind: "has", model: "dcim.interfacetemplate", via: "device_type" },
+    // Nautobot 1.6 `DeviceTypeFilterSet`'s older booleans: has templates of each kind.
+    console_ports: { kind: "has", model: "dcim.consoleporttemplate", via: "device_type" },
+    console_server_ports: { kind: "has", model: "dcim.consoleserverporttemplate", via: "device_type" },
+    power_ports: { kind: "has", model: "dcim.powerporttemplate", via: "device_type" },
+    power_outlets: { kind: "has", model: "dcim.poweroutlettemplate", via: "device_type" },
+    interfaces: { kind: "has", model: "dcim.interfacetemplate", via: "device_type" },
+    device_bays: { kind: "has", model: "dcim.devicebaytemplate", via: "device_type" },
+    pass_through_ports: {
+      kind: "custom",
+      fn: "pass_through_ports",
+      front: "dcim_frontporttemplate",
+      rear: "dcim_rearporttemplate",
+      via: "device_type_id",
+    },
   },
   /** Nautobot 1.6 DeviceType.clean(). */
   async validate(a) {
@@ -879,6 +893,13 @@ export const device = defineModel({
     virtual_chassis_member: { kind: "notnull", field: "virtual_chassis" },
     local_context_data: { kind: "notnull", field: "local_context_data" },
     is_full_depth: { kind: "custom", fn: "device_is_full_depth" },
+    pass_through_ports: {
+      kind: "custom",
+      fn: "pass_through_ports",
+      front: "dcim_frontport",
+      rear: "dcim_rearport",
+      via: "device_id",
+    },
     has_primary_ip: { kind: "custom", fn: "has_primary_ip" },
     has_interfaces: { kind: "has", model: "dcim.interface", via: "device" },
     has_console_ports: { kind: "has", model: "dcim.consoleport", via: "device" },
@@ -1109,7 +1130,11 @@ export const powerFeed = defineModel({
   filters: {
     site_id: { kind: "path", path: "power_panel.site", key: "id" },
     site: { kind: "path", path: "power_panel.site", key: "slug" },
+    region_id: { kind: "path", path: "power_panel.site.region", key: "id", tree: true },
+    region: { kind: "path", path: "power_panel.site.region", key: "slug", tree: true },
     cabled: { kind: "notnull", field: "cable" },
+    cable: { kind: "path", path: "cable", key: "id" },
+    connected: { kind: "custom", fn: "connected" },
   },
   /** Nautobot 1.6 PowerFeed.clean(): rack in the panel's site; AC voltage cannot be negative. */
   async validate(a) {

@@ -224,6 +224,7 @@ export const relationshipAssociation = defineModel({
     `${(rel.source as { display?: string } | null)?.display ?? "unknown"} -> ${(rel.destination as { display?: string } | null)?.display ?? "unknown"} - ${(rel.relationship as { display?: string } | null)?.display ?? ""}`,
   ordering: ["relationship"],
   search: [],
+  filters: { peer_id: { kind: "custom", fn: "peer_id" } },
   uniqueTogether: [
     { fields: ["relationship", "source_type", "source_id", "destination_type", "destination_id"] },
   ],

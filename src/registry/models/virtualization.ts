@@ -208,6 +208,9 @@ export const vmInterface = defineModel({
       via: "tagged_vlans",
       forward: true,
     },
+    // Nautobot 1.6 `VMInterfaceFilterSet`: the IP addresses assigned to the interface.
+    has_ip_addresses: { kind: "has", model: "ipam.ipaddress", via: "assigned_object" },
+    ip_addresses: { kind: "reverse", model: "ipam.ipaddress", via: "assigned_object", key: "address" },
   },
   /** BaseInterface rules for VM interfaces (status defaults to active in API 1.2). */
   async validate(a) {
