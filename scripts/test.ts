@@ -1,5 +1,6 @@
 /**
- * The test command: unit tests once, then every HTTP/importer test on SQLite and on PostgreSQL.
+ * The test command: unit tests once, then every HTTP/importer test on SQLite and on PostgreSQL, then the
+ * slow end-to-end suites side by side (schemathesis, the web UI in Chromium, the real API clients).
  * PostgreSQL runs when reachable (CI starts it); set TEST_DB=sqlite to run SQLite only.
  * Exit code is non-zero when any run fails.
  */
@@ -33,7 +34,9 @@ async function pgReachable(): Promise<boolean> {
 }
 
 const unit = files("test/unit");
-const integration = files("test").filter((f) => !f.startsWith(join("test", "unit")));
+const integration = files("test").filter(
+  (f) => !f.startsWith(join("test", "unit")) && !f.startsWith(join("test", "browser")),
+);
 const engines = process.env.TEST_DB ? [process.env.TEST_DB] : ["sqlite", "postgres"];
 let failed = false;
 const run = (label: string, list: string[], env: Record<string, string>) => {
@@ -60,6 +63,8 @@ for (const engine of engines) {
 const suites: Array<[string, string, Record<string, string>]> = [];
 if (process.env.FUZZ !== "0")
   suites.push(["schemathesis against /api/swagger.json", "scripts/fuzz.ts", { FUZZ_EXAMPLES: "5" }]);
+if (process.env.BROWSER !== "0")
+  suites.push(["browser: the web interface in Debian's Chromium", "scripts/browser.ts", {}]);
 if (process.env.COMPAT !== "0")
   suites.push([
     "compat: pynautobot 1.5.5 and networktocode.nautobot 4.5.1",

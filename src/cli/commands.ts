@@ -5,8 +5,9 @@
 import closeWithGrace from "close-with-grace";
 import pino from "pino";
 import { type Config, configFromEnv } from "../config.ts";
-import { buildApp, VERSION } from "../http/app.ts";
+import { VERSION } from "../http/app.ts";
 import { registry } from "../registry/index.ts";
+import { buildServer } from "../server.ts";
 import { createToken, ensureSuperuser } from "../service/accounts.ts";
 import { ensurePaths } from "../service/cable-paths.ts";
 import { makeCtx } from "../service/context.ts";
@@ -110,7 +111,7 @@ export async function runServe(
   }
   const store = await openStore(config.databaseUrl);
   await upgrade(store);
-  const app = await buildApp({ store, reg: registry(), config, logger });
+  const app = await buildServer({ store, reg: registry(), config, logger });
   await app.listen({ host: config.host, port: config.port });
   const worker =
     opts.worker === false
@@ -125,6 +126,8 @@ export async function runServe(
     await store.close();
   });
   const where = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`;
+  // The UI first (issue 10), then the API, then how to get a login.
+  process.stdout.write(`web interface: ${where}/\n`);
   process.stdout.write(
     `inventory listening on ${where}/api/ (database ${config.databaseUrl.replace(/\/\/[^@]*@/, "//")})\n`,
   );
@@ -132,7 +135,7 @@ export async function runServe(
     process.stdout.write(`demo data loaded; API token (user admin / password admin): ${demoToken}\n`);
   else {
     process.stdout.write(
-      "get a token: npx inventory createsuperuser --username admin --password admin && npx inventory token create --username admin\n",
+      "log in (web and API): npx inventory createsuperuser --username admin --password admin; API token: npx inventory token create --username admin\n",
     );
   }
 }

@@ -180,6 +180,17 @@ export function schemaFor(reg: Registry, dialect: Dialect): { tables: TableSpec[
     ],
     primaryKey: ["key"],
   });
+  // Web UI sessions (service/sessions.ts), shared by every process on the database.
+  tables.push({
+    name: "ui_session",
+    columns: [
+      ["sid", "TEXT NOT NULL"],
+      ["data", "TEXT NOT NULL"],
+      ["expires", "TEXT NOT NULL"],
+    ],
+    primaryKey: ["sid"],
+  });
+  ix("ui_session", ["expires"]);
   // Cable paths (service/cable-paths.ts; Nautobot dcim.CablePath): one row per origin, and its nodes.
   tables.push({
     name: "dcim_cablepath",

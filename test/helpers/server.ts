@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
 import { type Config, configFromEnv } from "../../src/config.ts";
-import { buildApp } from "../../src/http/app.ts";
 import { registry } from "../../src/registry/index.ts";
+import { buildServer } from "../../src/server.ts";
 import { createToken, ensureSuperuser } from "../../src/service/accounts.ts";
 import { openStore, type Store } from "../../src/store/db.ts";
 import { migrate } from "../../src/store/migrate.ts";
@@ -64,7 +64,7 @@ export async function startServer(
   const { id: userId } = await ensureSuperuser(store, "admin", "admin");
   const token = await createToken(store, userId);
   const config = { ...configFromEnv({}), databaseUrl: url, ...overrides };
-  const app = await buildApp({
+  const app = await buildServer({
     store,
     reg,
     config,

@@ -15,7 +15,21 @@ const ALLOWED: Record<string, string[]> = {
   http: ["http", "service", "query", "registry", "store", "config", "net"],
   webhooks: ["webhooks", "service", "store", "registry", "template", "net"],
   importer: ["importer", "service", "registry", "store", "net", "config"],
-  cli: ["cli", "http", "service", "registry", "store", "config", "importer", "query", "net", "webhooks"],
+  ui: ["ui", "service", "registry", "query", "store"],
+  server: ["server", "http", "ui", "config"],
+  cli: [
+    "cli",
+    "server",
+    "http",
+    "service",
+    "registry",
+    "store",
+    "config",
+    "importer",
+    "query",
+    "net",
+    "webhooks",
+  ],
 };
 
 function walk(dir: string): string[] {

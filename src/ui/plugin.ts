@@ -1,0 +1,145 @@
+/**
+ * The web interface (issue 10), a Fastify plugin beside the REST API: session login with the API's users,
+ * CSRF protection on every form, sessions in the database (service/sessions.ts) with HttpOnly, SameSite=Lax
+ * and (behind TLS) Secure cookies, static CSS, and the pages of `routes/`. Every page needs a logged-in
+ * user and reads through the service layer with that user's object permissions.
+ */
+
+import { fileURLToPath } from "node:url";
+import cookie from "@fastify/cookie";
+import csrf from "@fastify/csrf-protection";
+import formbody from "@fastify/formbody";
+import session from "@fastify/session";
+import fastifyStatic from "@fastify/static";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Registry } from "../registry/index.ts";
+import { type Actor, type Ctx, makeCtx, type ServiceSettings } from "../service/context.ts";
+import { AppError } from "../service/errors.ts";
+import { loadGrants } from "../service/permissions.ts";
+import { actorById, SESSION_MAX_AGE_MS, sessionSecret, sessionStore } from "../service/sessions.ts";
+import type { Store } from "../store/db.ts";
+import { authRoutes } from "./routes/auth.ts";
+import { browseRoutes } from "./routes/browse.ts";
+import { renderPage } from "./views.ts";
+
+declare module "fastify" {
+  interface Session {
+    userId?: string;
+  }
+}
+
+/** What the UI's routes share. */
+export interface UiKit {
+  store: Store;
+  reg: Registry;
+  /** The logged-in user of the request (set by the auth hook), else a redirect to the login page happened. */
+  actor(req: FastifyRequest): Actor;
+  /** A service context for the request's user, with their object permissions. */
+  ctxFor(req: FastifyRequest): Promise<Ctx>;
+  /** Render a page inside the layout (user, CSRF token and title filled in). */
+  page(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    name: string,
+    data: Record<string, unknown>,
+    status?: number,
+  ): FastifyReply;
+}
+
+const PUBLIC = new Set(["/login/", "/static/ui.css"]);
+
+/** Register the web UI on `app` (its own encapsulated scope). */
+export async function uiPlugin(
+  app: FastifyInstance,
+  opts: { store: Store; reg: Registry; settings: ServiceSettings },
+): Promise<void> {
+  const { store, reg, settings } = opts;
+  await app.register(async (ui) => {
+    await ui.register(cookie);
+    await ui.register(session, {
+      secret: await sessionSecret(store),
+      cookieName: "sessionid",
+      saveUninitialized: false,
+      store: sessionStore(store) as never,
+      cookie: { httpOnly: true, sameSite: "lax", secure: "auto", maxAge: SESSION_MAX_AGE_MS, path: "/" },
+    });
+    await ui.register(formbody);
+    await ui.register(csrf, { sessionPlugin: "@fastify/session" });
+    await ui.register(fastifyStatic, {
+      root: fileURLToPath(new URL("./static/", import.meta.url)),
+      prefix: "/static/",
+      decorateReply: false,
+    });
+
+    const actors = new WeakMap<FastifyRequest, Actor>();
+    // Every form post carries the session's CSRF token (`_csrf`); a missing or wrong one is a 403.
+    ui.addHook("preHandler", (req, reply, done) => {
+      if (req.method === "POST") ui.csrfProtection(req, reply, done);
+      else done();
+    });
+    ui.addHook("preHandler", async (req, reply) => {
+      const path = req.url.split("?")[0]!;
+      if (PUBLIC.has(path)) return;
+      const actor = req.session.userId ? await actorById(store, req.session.userId) : undefined;
+      if (!actor) {
+        reply.redirect(`/login/?next=${encodeURIComponent(req.url)}`, 302);
+        return reply;
+      }
+      actors.set(req, actor);
+    });
+
+    ui.setErrorHandler((err, req, reply) => {
+      const status =
+        err instanceof AppError ? err.status : ((err as { statusCode?: number }).statusCode ?? 500);
+      if (status >= 500) req.log.error({ err }, "ui error");
+      const csrfError = (err as { code?: string }).code?.startsWith("FST_CSRF");
+      const message = csrfError
+        ? "CSRF token missing or incorrect."
+        : status === 403
+          ? (err as Error).message || "You do not have permission to see this page."
+          : status === 404
+            ? "No such page."
+            : status >= 500
+              ? "Something went wrong."
+              : (err as Error).message;
+      return kit.page(
+        req,
+        reply,
+        "message",
+        { title: status === 404 ? "Not found" : `Error ${status}`, message },
+        status,
+      );
+    });
+
+    const kit: UiKit = {
+      store,
+      reg,
+      actor: (req) => {
+        const a = actors.get(req);
+        if (!a) throw new AppError(403, "Not logged in.");
+        return a;
+      },
+      async ctxFor(req) {
+        const actor = kit.actor(req);
+        const grants = actor.isSuperuser
+          ? undefined
+          : await loadGrants(makeCtx({ store, reg, settings }), actor);
+        return makeCtx({ store, reg, settings, actor, grants, cached: req.method === "GET" });
+      },
+      page(req, reply, name, data, status = 200) {
+        const html = renderPage(name, {
+          ...data,
+          user: actors.get(req),
+          csrf: reply.generateCsrf(),
+        });
+        return reply
+          .code(status)
+          .header("Content-Type", "text/html; charset=utf-8")
+          .header("Cache-Control", "no-store")
+          .send(html);
+      },
+    };
+    await ui.register(authRoutes, { kit });
+    await ui.register(browseRoutes, { kit });
+  });
+}

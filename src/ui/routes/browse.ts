@@ -1,0 +1,240 @@
+/**
+ * The object browser, generated from the model registry for every model: home (counts per model, recent
+ * changes), list pages (`/<app>/<path>/`: the API's filters and `q`, sortable columns, page size,
+ * pagination), detail pages (`/<app>/<path>/<id>/`: every field, related objects as links, the object's
+ * change log) and a global search. Reads go through the service layer with the user's permissions.
+ */
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { normalizeUuid, RESERVED_PARAMS } from "../../query/filters.ts";
+import { APP_LABELS, type Model } from "../../registry/index.ts";
+import type { Ctx } from "../../service/context.ts";
+import { AppError, NotFoundError, PermissionDenied, ValidationError } from "../../service/errors.ts";
+import { mayDo } from "../../service/permissions.ts";
+import { getRow, listRows } from "../../service/read.ts";
+import { represent } from "../../service/represent.ts";
+import { esc, valueHtml } from "../format.ts";
+import type { UiKit } from "../plugin.ts";
+import { titleOf, uiUrl } from "../views.ts";
+
+type Obj = Record<string, unknown>;
+
+/** Models shown in the browser: every registered model except the webhook outbox internals. */
+const browsable = (m: Model) => m.key !== "extras.contenttype";
+
+/** Query string → ordered multimap. */
+function params(req: FastifyRequest): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const i = req.url.indexOf("?");
+  if (i >= 0)
+    for (const [k, v] of new URLSearchParams(req.url.slice(i + 1))) out.set(k, [...(out.get(k) ?? []), v]);
+  return out;
+}
+
+/** The list columns of a model: its display, then up to six short fields (status first). */
+function columnsOf(model: Model): string[] {
+  const skip = new Set(["description", "comments", "custom_fields", "config_context", "local_context_data"]);
+  const out: string[] = [];
+  for (const [name, fd] of model.fieldList) {
+    if (fd.hidden || fd.writeOnly || skip.has(name) || out.length >= 6) continue;
+    if (["fk", "status", "choice", "str", "int", "ip", "slug", "count", "bool"].includes(fd.kind))
+      out.push(name);
+  }
+  return out.filter((n) => n !== "name" && n !== "slug").slice(0, 6);
+}
+
+/** The object changes of one object (or the latest ones), newest first, as rows of the changes table. */
+async function changesFor(ctx: Ctx, objectId?: string): Promise<Obj[]> {
+  const oc = ctx.reg.get("extras.objectchange");
+  if (!mayDo(ctx.grants, oc, "view")) return [];
+  const p = new Map<string, string[]>(objectId ? [["changed_object_id", [objectId]]] : []);
+  const { rows } = await listRows(ctx, oc, { params: p, limit: objectId ? 50 : 15, offset: 0 });
+  return rows.map((r) => {
+    const m = ctx.reg.models.get(String(r.changed_object_type));
+    return {
+      time: String(r.time ?? "")
+        .replace("T", " ")
+        .slice(0, 19),
+      user: r.user_name,
+      action: r.action,
+      type: m ? titleOf(m.verbose) : r.changed_object_type,
+      repr: r.object_repr,
+      url: m && r.action !== "delete" ? `/${m.app}/${m.path}/${r.changed_object_id}/` : undefined,
+    };
+  });
+}
+
+export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }): Promise<void> {
+  const modelOf = (req: FastifyRequest): Model => {
+    const { app: a, model } = req.params as { app: string; model: string };
+    const m = kit.reg.byUrl(a, model);
+    if (!m || !browsable(m)) throw new NotFoundError();
+    return m;
+  };
+  const needView = (ctx: Ctx, model: Model) => {
+    if (!mayDo(ctx.grants, model, "view")) throw new PermissionDenied();
+  };
+
+  app.get("/", async (req, reply) => {
+    const ctx = await kit.ctxFor(req);
+    const apps: Obj[] = [];
+    for (const a of ["dcim", "ipam", "circuits", "virtualization", "tenancy", "extras"]) {
+      const models: Obj[] = [];
+      for (const m of kit.reg.appModels(a)) {
+        if (!browsable(m) || m.readOnly || !mayDo(ctx.grants, m, "view")) continue;
+        if (m.key.endsWith("template") || m.key.includes("association") || m.key.includes("membership"))
+          continue;
+        const { count } = await listRows(ctx, m, { params: new Map(), limit: 0, offset: 0 }).catch(() => ({
+          count: 0,
+        }));
+        models.push({ title: titleOf(m.plural ?? `${m.verbose}s`), url: `/${m.app}/${m.path}/`, count });
+      }
+      if (models.length) apps.push({ label: APP_LABELS[a] ?? a, models });
+    }
+    return kit.page(req, reply, "home", { title: "Home", apps, changes: await changesFor(ctx) });
+  });
+
+  app.get("/search/", async (req, reply) => {
+    const ctx = await kit.ctxFor(req);
+    const q = (params(req).get("q")?.[0] ?? "").trim();
+    const hits: Obj[] = [];
+    if (q) {
+      for (const key of [
+        "ipam.ipaddress",
+        "dcim.device",
+        "circuits.circuit",
+        "dcim.site",
+        "ipam.prefix",
+        "ipam.vlan",
+        "dcim.rack",
+        "virtualization.virtualmachine",
+        "dcim.interface",
+        "tenancy.tenant",
+      ]) {
+        const m = kit.reg.get(key);
+        if (!mayDo(ctx.grants, m, "view")) continue;
+        const { rows, count } = await listRows(ctx, m, {
+          params: new Map([["q", [q]]]),
+          limit: 20,
+          offset: 0,
+        });
+        if (!count) continue;
+        for (const o of await represent(ctx, m, rows, "nested"))
+          hits.push({ type: titleOf(m.verbose), display: o.display, url: uiUrl(o.url) });
+      }
+    }
+    // One hit: straight to it.
+    if (hits.length === 1 && hits[0]?.url) return reply.redirect(String(hits[0].url), 302);
+    const rows = hits.map((h) => [esc(h.type), `<a href="${esc(h.url)}">${esc(h.display)}</a>`]);
+    return kit.page(req, reply, "list", {
+      title: `Search: ${q}`,
+      q,
+      count: hits.length,
+      limit: 50,
+      columns: [
+        { label: "Type", sortUrl: "#" },
+        { label: "Object", sortUrl: "#" },
+      ],
+      rows,
+      from: hits.length ? 1 : 0,
+      to: hits.length,
+    });
+  });
+
+  app.get("/:app/:model/", async (req, reply) => {
+    const model = modelOf(req);
+    const ctx = await kit.ctxFor(req);
+    needView(ctx, model);
+    const all = params(req);
+    const limit = Math.min(Math.max(Number(all.get("limit")?.[0] ?? 50) || 50, 1), 1000);
+    const offset = Math.max(Number(all.get("offset")?.[0] ?? 0) || 0, 0);
+    const filters = new Map(
+      [...all].filter(([k]) => !["limit", "offset", "sort"].includes(k) && !RESERVED_PARAMS.has(k)),
+    );
+    let error: string | undefined;
+    let result = { count: 0, rows: [] as Obj[] };
+    try {
+      result = await listRows(ctx, model, { params: filters, limit, offset });
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      error = Object.entries(e.errors as Record<string, string[]>)
+        .map(([k, v]) => `${k}: ${[v].flat().join(" ")}`)
+        .join("; ");
+    }
+    const objs = await represent(ctx, model, result.rows, "full", {
+      include: new Set(),
+      excludeConfigContext: true,
+    });
+    const cols = columnsOf(model);
+    const link = (o: number) => {
+      const p = new URLSearchParams();
+      for (const [k, vs] of all) if (k !== "offset") for (const v of vs) p.append(k, v);
+      if (o > 0) p.set("offset", String(o));
+      const s = p.toString();
+      return `/${model.app}/${model.path}/${s ? `?${s}` : ""}`;
+    };
+    const rows = objs.map((o) => [
+      `<a href="${esc(uiUrl(o.url))}">${esc(o.display)}</a>`,
+      ...cols.map((c) => valueHtml(o[c], c)),
+    ]);
+    return kit.page(req, reply, "list", {
+      title: titleOf(model.plural ?? `${model.verbose}s`),
+      q: all.get("q")?.[0] ?? "",
+      count: result.count,
+      limit,
+      error,
+      columns: [
+        { label: titleOf(model.verbose), sortUrl: link(0) },
+        ...cols.map((c) => ({ label: titleOf(c.replace(/_/g, " ")), sortUrl: link(0) })),
+      ],
+      rows,
+      from: result.count ? offset + 1 : 0,
+      to: offset + objs.length,
+      prev: offset > 0 ? link(Math.max(offset - limit, 0)) : undefined,
+      next: offset + limit < result.count ? link(offset + limit) : undefined,
+    });
+  });
+
+  app.get("/:app/:model/:id/", async (req, reply) => {
+    const model = modelOf(req);
+    const id = normalizeUuid((req.params as { id: string }).id);
+    if (!id) throw new NotFoundError();
+    const ctx = await kit.ctxFor(req);
+    needView(ctx, model);
+    const row = await getRow(ctx, model, id);
+    const [obj] = await represent(ctx, model, [row], "full", {
+      include: new Set(["relationships", "computed_fields"]),
+    });
+    if (!obj) throw new AppError(404, "Not found.");
+    const fields = Object.entries(obj)
+      .filter(([k]) => !["id", "url", "display", "notes_url"].includes(k))
+      .map(([k, v]) => ({ label: titleOf(k.replace(/_/g, " ")), value: valueHtml(v, k) }));
+    // Objects pointing here (a site's racks and devices, a device's interfaces): counts linking to the
+    // filtered list, one count query per relation.
+    const related: Obj[] = [];
+    for (const r of kit.reg.reverseOf(model.key)) {
+      if (r.def.kind !== "fk" || r.from.readOnly || !browsable(r.from) || !mayDo(ctx.grants, r.from, "view"))
+        continue;
+      const param = r.def.idFilter ?? `${r.field}_id`;
+      const { count } = await listRows(ctx, r.from, {
+        params: new Map([[param, [id]]]),
+        limit: 0,
+        offset: 0,
+      });
+      if (!count) continue;
+      related.push({
+        label: `${titleOf(r.from.plural ?? `${r.from.verbose}s`)}${r.from.fieldList.filter(([, d]) => d.kind === "fk" && d.to === model.key).length > 1 ? ` (${r.field.replace(/_/g, " ")})` : ""}`,
+        url: `/${r.from.app}/${r.from.path}/?${param}=${id}`,
+        count,
+      });
+    }
+    return kit.page(req, reply, "detail", {
+      related,
+      title: String(obj.display),
+      verbose: titleOf(model.verbose),
+      plural: titleOf(model.plural ?? `${model.verbose}s`),
+      listUrl: `/${model.app}/${model.path}/`,
+      fields,
+      changes: await changesFor(ctx, id),
+    });
+  });
+}

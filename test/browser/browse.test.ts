@@ -1,0 +1,92 @@
+/**
+ * The web interface in a real browser (issue 10): Debian's Chromium driven by playwright-core (never a
+ * downloaded browser). Logs in, browses from the home page to a site and a device, searches for an IP
+ * address and lands on it, logs out. Screenshots of each page go to `test-results/` (not committed).
+ */
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { after, before, describe, it } from "node:test";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { startServer, type TestServer } from "../helpers/server.ts";
+import { create } from "../helpers/world.ts";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const SHOTS = "test-results";
+
+describe("web interface in Chromium", () => {
+  let s: TestServer;
+  let browser: Browser;
+  let page: Page;
+  const w: Record<string, any> = {};
+  before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    s = await startServer();
+    w.site = await create(s, "/api/dcim/sites/", { name: "AMS1", status: "active" });
+    const mfr = await create(s, "/api/dcim/manufacturers/", { name: "Juniper" });
+    const dt = await create(s, "/api/dcim/device-types/", { manufacturer: mfr.id, model: "QFX5120" });
+    const role = await create(s, "/api/dcim/device-roles/", { name: "Leaf" });
+    w.device = await create(s, "/api/dcim/devices/", {
+      name: "ams1-leaf1",
+      device_type: dt.id,
+      device_role: role.id,
+      site: w.site.id,
+      status: "active",
+    });
+    w.ip = await create(s, "/api/ipam/ip-addresses/", { address: "198.51.100.7/24", status: "active" });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--no-sandbox", "--disable-dev-shm-usage"],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  });
+  after(async () => {
+    await browser?.close();
+    await s?.close();
+  });
+
+  it("logs in, browses site → device, searches an IP, logs out", async () => {
+    await page.goto(`${s.url}/`);
+    assert.match(page.url(), /\/login\/\?next=/);
+    assert.equal(await page.title(), "Log in · inventory");
+    await page.screenshot({ path: `${SHOTS}/login.png` });
+    await page.fill('input[name="username"]', "admin");
+    await page.fill('input[name="password"]', "wrong");
+    await page.click('button[type="submit"]');
+    assert.match((await page.textContent(".error")) ?? "", /correct username and password/);
+    await page.fill('input[name="password"]', "admin");
+    await page.click('button[type="submit"]');
+    await page.waitForURL(`${s.url}/`);
+    assert.equal(await page.title(), "Home · inventory");
+    await page.screenshot({ path: `${SHOTS}/home.png`, fullPage: true });
+
+    await page.click('a[href="/dcim/sites/"]');
+    await page.waitForURL(`${s.url}/dcim/sites/`);
+    await page.screenshot({ path: `${SHOTS}/site-list.png` });
+    await page.click("text=AMS1");
+    await page.waitForURL(`${s.url}/dcim/sites/${w.site.id}/`);
+    assert.equal(await page.textContent("h1"), "AMS1");
+    await page.screenshot({ path: `${SHOTS}/site-detail.png`, fullPage: true });
+    // Related objects link to the filtered list: the site's devices.
+    await page.click(`a[href="/dcim/devices/?site_id=${w.site.id}"]`);
+    await page.waitForURL(`${s.url}/dcim/devices/?site_id=${w.site.id}`);
+
+    await page.goto(`${s.url}/dcim/devices/`);
+    await page.click("text=ams1-leaf1");
+    await page.waitForURL(`${s.url}/dcim/devices/${w.device.id}/`);
+    assert.equal(await page.textContent("h1"), "ams1-leaf1");
+    // The device's site is a link back to the site page.
+    await page.click(`a[href="/dcim/sites/${w.site.id}/"]`);
+    await page.waitForURL(`${s.url}/dcim/sites/${w.site.id}/`);
+
+    await page.fill('header input[name="q"]', "198.51.100.7");
+    await page.press('header input[name="q"]', "Enter");
+    await page.waitForURL(`${s.url}/ipam/ip-addresses/${w.ip.id}/`);
+    assert.equal(await page.textContent("h1"), "198.51.100.7/24");
+    await page.screenshot({ path: `${SHOTS}/ip-detail.png`, fullPage: true });
+
+    await page.click("text=Log out");
+    await page.waitForURL(/\/login\//);
+    await page.goto(`${s.url}/dcim/sites/`);
+    assert.match(page.url(), /\/login\/\?next=/);
+  });
+});

@@ -1,0 +1,58 @@
+/** A cookie-keeping web client for the UI tests: log in, GET pages, POST forms with the page's CSRF token. */
+import assert from "node:assert/strict";
+import type { TestServer } from "./server.ts";
+
+export interface WebClient {
+  get(path: string): Promise<{ status: number; html: string; location: string | null }>;
+  post(
+    path: string,
+    form: Record<string, string>,
+    opts?: { csrf?: string | null },
+  ): Promise<{ status: number; html: string; location: string | null }>;
+  csrf(path?: string): Promise<string>;
+}
+
+/** A client for `s`, logged in as `username` unless `login` is false. */
+export async function webClient(
+  s: TestServer,
+  username = "admin",
+  password = "admin",
+  login = true,
+): Promise<WebClient> {
+  let cookie = "";
+  const keep = (res: Response) => {
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(";");
+      if (pair?.startsWith("sessionid=")) cookie = pair.endsWith("=") ? "" : pair;
+    }
+  };
+  const get = async (path: string) => {
+    const res = await fetch(`${s.url}${path}`, { headers: cookie ? { cookie } : {}, redirect: "manual" });
+    keep(res);
+    return { status: res.status, html: await res.text(), location: res.headers.get("location") };
+  };
+  const csrf = async (path = "/login/") => {
+    const page = await get(path);
+    const m = /name="_csrf" value="([^"]+)"/.exec(page.html);
+    assert.ok(m, `no CSRF token on ${path}`);
+    return m[1]!;
+  };
+  const post = async (path: string, form: Record<string, string>, opts: { csrf?: string | null } = {}) => {
+    const token = opts.csrf === undefined ? await csrf(path === "/login/" ? "/login/" : "/") : opts.csrf;
+    const body = new URLSearchParams({ ...form, ...(token ? { _csrf: token } : {}) });
+    const res = await fetch(`${s.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", ...(cookie ? { cookie } : {}) },
+      body,
+      redirect: "manual",
+    });
+    keep(res);
+    return { status: res.status, html: await res.text(), location: res.headers.get("location") };
+  };
+  const client = { get, post, csrf };
+  if (login) {
+    const r = await post("/login/", { username, password, next: "/" });
+    assert.equal(r.status, 302, r.html.slice(0, 500));
+  }
+  return client;
+}

@@ -1,0 +1,110 @@
+/**
+ * The web interface over HTTP (issue 10): login required, sessions shared through the database, CSRF on
+ * every form, everything a user typed escaped, the object browser generated from the registry, and the
+ * same object permissions as the API.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { startServer, type TestServer } from "../helpers/server.ts";
+import { webClient } from "../helpers/ui.ts";
+import { create } from "../helpers/world.ts";
+
+describe("web interface pages", () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startServer();
+  });
+  after(async () => {
+    await s.close();
+  });
+
+  it("every page needs a login; wrong passwords and forms without a CSRF token are refused", async () => {
+    const anon = await webClient(s, "admin", "admin", false);
+    const home = await anon.get("/");
+    assert.equal(home.status, 302);
+    assert.equal(home.location, "/login/?next=%2F");
+    assert.equal((await anon.get("/dcim/sites/")).status, 302);
+    const bad = await anon.post("/login/", { username: "admin", password: "nope", next: "/" });
+    assert.equal(bad.status, 400);
+    assert.match(bad.html, /Please enter a correct username and password/);
+    const noToken = await anon.post("/login/", { username: "admin", password: "admin" }, { csrf: null });
+    assert.equal(noToken.status, 403);
+    const ok = await anon.post("/login/", { username: "admin", password: "admin", next: "//evil.example/" });
+    assert.equal(ok.status, 302);
+    assert.equal(ok.location, "/", "no open redirect");
+    assert.equal((await anon.get("/")).status, 200);
+    // Logout needs the token too, and ends the session.
+    assert.equal((await anon.post("/logout/", {}, { csrf: "wrong" })).status, 403);
+    assert.equal((await anon.get("/")).status, 200);
+    const out = await anon.post("/logout/", {});
+    assert.equal(out.status, 302);
+    assert.equal((await anon.get("/")).status, 302);
+  });
+
+  it("session cookies are HttpOnly and SameSite, and live in the database", async () => {
+    const res = await fetch(`${s.url}/login/`);
+    const cookie = res.headers.getSetCookie().find((c) => c.startsWith("sessionid="));
+    assert.ok(cookie);
+    assert.match(cookie, /HttpOnly/);
+    assert.match(cookie, /SameSite=Lax/);
+    const web = await webClient(s);
+    await web.get("/");
+    const n = await s.store.db.selectFrom("ui_session").select("sid").execute();
+    assert.ok(n.length >= 1);
+  });
+
+  it("home, list, detail and search pages from the registry; typed text is escaped", async () => {
+    const evil = `<script>alert("x")</script>`;
+    const site = await create(s, "/api/dcim/sites/", {
+      name: `Site ${evil}`,
+      status: "active",
+      description: evil,
+    });
+    const web = await webClient(s);
+    const home = await web.get("/");
+    assert.equal(home.status, 200);
+    assert.match(home.html, /<title>Home · inventory<\/title>/);
+    assert.match(home.html, /href="\/dcim\/sites\/">Sites<\/a><\/td><td class="num">1</);
+    assert.equal(home.html.includes(evil), false);
+    const list = await web.get("/dcim/sites/");
+    assert.equal(list.status, 200);
+    assert.match(list.html, /Site &lt;script&gt;alert\(&quot;x&quot;\)&lt;\/script&gt;/);
+    assert.equal(list.html.includes("<script>"), false);
+    const detail = await web.get(`/dcim/sites/${site.id}/`);
+    assert.equal(detail.status, 200);
+    assert.match(detail.html, /<h2>Change log<\/h2>/);
+    assert.match(detail.html, /badge create/);
+    assert.equal(detail.html.includes("<script>"), false);
+    const filtered = await web.get("/dcim/sites/?status=planned");
+    assert.match(filtered.html, /\(0\)/);
+    const badFilter = await web.get("/dcim/sites/?bogus=1");
+    assert.equal(badFilter.status, 200);
+    assert.match(badFilter.html, /bogus: Unknown filter field/);
+    const ip = await create(s, "/api/ipam/ip-addresses/", { address: "192.0.2.77/24", status: "active" });
+    const found = await web.get("/search/?q=192.0.2.77");
+    assert.equal(found.status, 302);
+    assert.equal(found.location, `/ipam/ip-addresses/${ip.id}/`);
+    assert.equal((await web.get("/dcim/nothing/")).status, 404);
+  });
+
+  it("a user with a constrained permission sees only their objects", async () => {
+    await create(s, "/api/dcim/sites/", { name: "Mine", status: "active" });
+    await create(s, "/api/dcim/sites/", { name: "Theirs", status: "active" });
+    const user = await create(s, "/api/users/users/", { username: "alice", password: "alice-pass-1" });
+    await create(s, "/api/users/permissions/", {
+      name: "alice sites",
+      object_types: ["dcim.site"],
+      actions: ["view"],
+      users: [user.id],
+      constraints: { name: "Mine" },
+    });
+    const web = await webClient(s, "alice", "alice-pass-1");
+    const list = await web.get("/dcim/sites/");
+    assert.equal(list.status, 200);
+    assert.match(list.html, />Mine</);
+    assert.equal(list.html.includes(">Theirs<"), false);
+    assert.equal((await web.get("/dcim/devices/")).status, 403);
+    const home = await web.get("/");
+    assert.equal(home.html.includes("/dcim/devices/"), false);
+  });
+});
