@@ -20,6 +20,7 @@ import { actorById, SESSION_MAX_AGE_MS, sessionSecret, sessionStore } from "../s
 import type { Store } from "../store/db.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { browseRoutes } from "./routes/browse.ts";
+import { editRoutes } from "./routes/edit.ts";
 import { renderPage } from "./views.ts";
 
 declare module "fastify" {
@@ -140,6 +141,7 @@ export async function uiPlugin(
       },
     };
     await ui.register(authRoutes, { kit });
+    await ui.register(editRoutes, { kit });
     await ui.register(browseRoutes, { kit });
   });
 }

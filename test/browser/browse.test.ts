@@ -78,6 +78,26 @@ describe("web interface in Chromium", () => {
     await page.click(`a[href="/dcim/sites/${w.site.id}/"]`);
     await page.waitForURL(`${s.url}/dcim/sites/${w.site.id}/`);
 
+    // Create a device through the form: a validation error first, shown beside its field.
+    await page.goto(`${s.url}/dcim/devices/add/`);
+    await page.fill("#f-name", "ams1-leaf2");
+    await page.click('form.edit button[type="submit"]');
+    await page.waitForSelector(".field.has-error");
+    await page.screenshot({ path: `${SHOTS}/device-form-errors.png`, fullPage: true });
+    await page.selectOption("#f-device_type", w.device.device_type.id);
+    await page.selectOption("#f-device_role", w.device.device_role.id);
+    await page.selectOption("#f-site", w.site.id);
+    await page.selectOption("#f-status", "planned");
+    await page.click('form.edit button[type="submit"]');
+    await page.waitForURL(/\/dcim\/devices\/[0-9a-f-]{36}\/$/);
+    assert.equal(await page.textContent("h1"), "ams1-leaf2");
+    await page.click("text=Edit");
+    await page.fill("#f-serial", "SN-123");
+    await page.click('form.edit button[type="submit"]');
+    await page.waitForURL(/\/dcim\/devices\/[0-9a-f-]{36}\/$/);
+    assert.match((await page.textContent("table.attrs")) ?? "", /SN-123/);
+    await page.screenshot({ path: `${SHOTS}/device-detail.png`, fullPage: true });
+
     await page.fill('header input[name="q"]', "198.51.100.7");
     await page.press('header input[name="q"]', "Enter");
     await page.waitForURL(`${s.url}/ipam/ip-addresses/${w.ip.id}/`);

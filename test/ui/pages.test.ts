@@ -87,6 +87,46 @@ describe("web interface pages", () => {
     assert.equal((await web.get("/dcim/nothing/")).status, 404);
   });
 
+  it("create, edit and delete through the generated forms; errors beside their fields", async () => {
+    const web = await webClient(s);
+    const form = await web.get("/dcim/sites/add/");
+    assert.equal(form.status, 200);
+    assert.match(form.html, /<select id="f-status" name="status">/);
+    const bad = await web.post("/dcim/sites/add/", { name: "", status: "" });
+    assert.equal(bad.status, 400);
+    assert.match(bad.html, /field has-error[\s\S]*f-name[\s\S]*This field (is required|may not be blank)/);
+    const ok = await web.post("/dcim/sites/add/", {
+      name: `Form <b>site</b>`,
+      status: "active",
+      description: "made in a form",
+    });
+    assert.equal(ok.status, 302);
+    const id = /\/dcim\/sites\/([0-9a-f-]{36})\//.exec(ok.location ?? "")?.[1];
+    assert.ok(id, String(ok.location));
+    const api = await s.api(`/api/dcim/sites/${id}/`);
+    assert.equal(api.body.name, "Form <b>site</b>");
+    assert.equal(api.body.description, "made in a form");
+    const change = await s.api(`/api/extras/object-changes/?changed_object_id=${id}`);
+    assert.equal(change.body.results[0].user_name, "admin");
+    const edit = await web.get(`/dcim/sites/${id}/edit/`);
+    assert.match(edit.html, /value="Form &lt;b&gt;site&lt;\/b&gt;"/);
+    const saved = await web.post(`/dcim/sites/${id}/edit/`, {
+      name: "Renamed",
+      status: "planned",
+      description: "",
+    });
+    assert.equal(saved.status, 302);
+    assert.equal((await s.api(`/api/dcim/sites/${id}/`)).body.status.value, "planned");
+    const confirm = await web.get(`/dcim/sites/${id}/delete/`);
+    assert.match(confirm.html, /Delete <strong>Renamed<\/strong>/);
+    assert.equal((await web.post(`/dcim/sites/${id}/delete/`, {})).status, 302);
+    assert.equal((await s.api(`/api/dcim/sites/${id}/`)).status, 404);
+    // A protected delete is a page, not a 500.
+    const mfr = await create(s, "/api/dcim/manufacturers/", { name: "Busy" });
+    await create(s, "/api/dcim/device-types/", { manufacturer: mfr.id, model: "X" });
+    assert.equal((await web.post(`/dcim/manufacturers/${mfr.id}/delete/`, {})).status, 409);
+  });
+
   it("a user with a constrained permission sees only their objects", async () => {
     await create(s, "/api/dcim/sites/", { name: "Mine", status: "active" });
     await create(s, "/api/dcim/sites/", { name: "Theirs", status: "active" });
@@ -104,6 +144,7 @@ describe("web interface pages", () => {
     assert.match(list.html, />Mine</);
     assert.equal(list.html.includes(">Theirs<"), false);
     assert.equal((await web.get("/dcim/devices/")).status, 403);
+    assert.equal((await web.get("/dcim/sites/add/")).status, 403);
     const home = await web.get("/");
     assert.equal(home.html.includes("/dcim/devices/"), false);
   });

@@ -176,7 +176,9 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
       `<a href="${esc(uiUrl(o.url))}">${esc(o.display)}</a>`,
       ...cols.map((c) => valueHtml(o[c], c)),
     ]);
+    const writable = !model.readOnly && model.key !== "users.token";
     return kit.page(req, reply, "list", {
+      addUrl: writable && mayDo(ctx.grants, model, "add") ? `/${model.app}/${model.path}/add/` : undefined,
       title: titleOf(model.plural ?? `${model.verbose}s`),
       q: all.get("q")?.[0] ?? "",
       count: result.count,
@@ -227,7 +229,16 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
         count,
       });
     }
+    const writable = !model.readOnly && model.key !== "users.token";
     return kit.page(req, reply, "detail", {
+      editUrl:
+        writable && mayDo(ctx.grants, model, "change")
+          ? `/${model.app}/${model.path}/${id}/edit/`
+          : undefined,
+      deleteUrl:
+        writable && mayDo(ctx.grants, model, "delete")
+          ? `/${model.app}/${model.path}/${id}/delete/`
+          : undefined,
       related,
       title: String(obj.display),
       verbose: titleOf(model.verbose),

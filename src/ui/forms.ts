@@ -1,0 +1,197 @@
+/**
+ * Create/edit forms generated from the registry (issue 10): one control per writable field, chosen by the
+ * field's kind, and the conversion of a posted form back into the API's write body, so that the service
+ * layer validates UI writes exactly as API writes. Related objects are selects of the target's objects
+ * (up to `MAX_OPTIONS`, else a text box taking an id or natural key).
+ */
+import type { Model } from "../registry/index.ts";
+import type { FieldDef } from "../registry/meta.ts";
+import type { Ctx } from "../service/context.ts";
+import { listRows } from "../service/read.ts";
+import { represent } from "../service/represent.ts";
+import { statusesFor } from "../service/rows.ts";
+import { titleOf } from "./views.ts";
+
+/** Most options a related-object select lists before falling back to a text box. */
+export const MAX_OPTIONS = 500;
+
+/** One form control as the template draws it. */
+export interface Control {
+  name: string;
+  label: string;
+  kind: "text" | "textarea" | "number" | "checkbox" | "select" | "multi" | "json" | "date";
+  required: boolean;
+  help?: string;
+  value: string | string[] | boolean;
+  options?: Array<{ value: string; label: string }>;
+  errors: string[];
+}
+
+type Obj = Record<string, unknown>;
+
+const editable = (fd: FieldDef) =>
+  !fd.readOnly && !fd.hidden && fd.kind !== "count" && fd.kind !== "computed" && fd.kind !== "gfk";
+
+/** Options of a related model (display labels), or undefined when it has too many rows to list. */
+async function relatedOptions(
+  ctx: Ctx,
+  to: string,
+): Promise<Array<{ value: string; label: string }> | undefined> {
+  const target = ctx.reg.get(to);
+  const { count, rows } = await listRows(ctx, target, { params: new Map(), limit: MAX_OPTIONS, offset: 0 });
+  if (count > MAX_OPTIONS) return undefined;
+  const objs = await represent(ctx, target, rows, { fields: [] });
+  return objs.map((o) => ({ value: String(o.id), label: String(o.display) }));
+}
+
+/** The current value of a field in a full representation, as form text. */
+function formValue(fd: FieldDef, v: unknown): string | string[] | boolean {
+  if (v === null || v === undefined) return fd.kind === "bool" ? false : "";
+  if (fd.kind === "bool") return !!v;
+  // A re-drawn form holds the posted strings; a fresh one the representation's values.
+  if (typeof v === "string") return fd.kind === "m2m" || fd.kind === "cts" ? [v] : v;
+  if (fd.kind === "m2m") return Array.isArray(v) ? v.map((x) => String((x as Obj).id ?? x)) : [];
+  if (fd.kind === "cts") return Array.isArray(v) ? v.map(String) : [];
+  if (fd.kind === "fk") return typeof v === "object" ? String((v as Obj).id ?? "") : String(v);
+  if (fd.kind === "choice" || fd.kind === "status")
+    return typeof v === "object" ? String((v as Obj).value ?? "") : String(v);
+  if (fd.kind === "json") return JSON.stringify(v, null, 2);
+  return String(v);
+}
+
+/** The controls of a model's form, filled from `current` (a full representation or posted values). */
+export async function controlsFor(
+  ctx: Ctx,
+  model: Model,
+  current: Obj,
+  errors: Record<string, string[]> = {},
+): Promise<Control[]> {
+  const out: Control[] = [];
+  for (const [name, fd] of model.fieldList) {
+    if (!editable(fd)) continue;
+    const base = {
+      name,
+      label: fd.label ?? titleOf(name.replace(/_/g, " ")),
+      required: !!fd.required,
+      errors: errors[name] ?? [],
+      value: formValue(fd, current[name]),
+      ...(fd.help ? { help: fd.help } : {}),
+    };
+    switch (fd.kind) {
+      case "text":
+        out.push({ ...base, kind: "textarea" });
+        break;
+      case "json":
+        out.push({ ...base, kind: "json" });
+        break;
+      case "int":
+      case "decimal":
+        out.push({ ...base, kind: "number" });
+        break;
+      case "date":
+        out.push({ ...base, kind: "date" });
+        break;
+      case "bool":
+        out.push({ ...base, kind: "checkbox" });
+        break;
+      case "choice":
+        out.push({
+          ...base,
+          kind: "select",
+          options: fd.choices.map(([v, l]) => ({ value: String(v), label: l })),
+        });
+        break;
+      case "status":
+        out.push({
+          ...base,
+          kind: "select",
+          options: [...(await statusesFor(ctx, model.key)).values()].map((s) => ({
+            value: String(s.slug),
+            label: String(s.name),
+          })),
+        });
+        break;
+      case "ct":
+      case "cts": {
+        const options = ctx.reg
+          .resolveAllowed(fd.allowed)
+          .map((k) => ({ value: k, label: k.replace(".", " | ") }));
+        out.push({ ...base, kind: fd.kind === "ct" ? "select" : "multi", options });
+        break;
+      }
+      case "fk":
+      case "m2m": {
+        const options = await relatedOptions(ctx, fd.to);
+        if (options) out.push({ ...base, kind: fd.kind === "fk" ? "select" : "multi", options });
+        else out.push({ ...base, kind: "text", help: "The id or name of the related object." });
+        break;
+      }
+      default:
+        out.push({ ...base, kind: "text" });
+    }
+  }
+  return out;
+}
+
+/**
+ * A posted form as the API's write body. Blank values of optional fields are null; unchecked boxes false;
+ * JSON fields parsed (a syntax error is reported beside the field). @returns the body and field errors.
+ */
+export function bodyFromForm(
+  model: Model,
+  form: Record<string, unknown>,
+): { body: Obj; errors: Record<string, string[]> } {
+  const body: Obj = {};
+  const errors: Record<string, string[]> = {};
+  const list = (v: unknown) =>
+    Array.isArray(v) ? v.map(String) : v === undefined || v === "" ? [] : [String(v)];
+  for (const [name, fd] of model.fieldList) {
+    if (!editable(fd)) continue;
+    const raw = form[name];
+    switch (fd.kind) {
+      case "bool":
+        body[name] = raw === "on" || raw === "true";
+        break;
+      case "m2m":
+      case "cts":
+        body[name] = list(raw);
+        break;
+      case "json": {
+        const text = String(raw ?? "").trim();
+        if (!text) body[name] = fd.nullable ? null : (fd.default ?? null);
+        else
+          try {
+            body[name] = JSON.parse(text);
+          } catch (e) {
+            errors[name] = [`Enter valid JSON: ${(e as Error).message}`];
+          }
+        break;
+      }
+      default: {
+        const text = raw === undefined ? "" : String(Array.isArray(raw) ? raw[0] : raw);
+        if (text === "") {
+          if (
+            fd.kind === "fk" ||
+            fd.nullable ||
+            fd.kind === "int" ||
+            fd.kind === "decimal" ||
+            fd.kind === "date" ||
+            fd.kind === "choice" ||
+            fd.kind === "ip" ||
+            fd.kind === "mac"
+          )
+            body[name] = fd.kind === "choice" && !fd.nullable ? "" : null;
+          else body[name] = "";
+          // Left blank: the field's default applies, or the service reports it as required.
+          if (
+            fd.kind === "slug" ||
+            fd.kind === "status" ||
+            (fd.kind === "choice" && (fd.default !== undefined || fd.required))
+          )
+            delete body[name];
+        } else body[name] = fd.kind === "int" && /^-?\d+$/.test(text) ? Number(text) : text;
+      }
+    }
+  }
+  return { body, errors };
+}

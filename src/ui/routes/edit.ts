@@ -1,0 +1,155 @@
+/**
+ * Create, edit and delete forms for every model (issue 10), generated from the registry: GET draws the
+ * form, POST converts it into the API's write body and calls the service layer (validation, change log,
+ * webhooks, permissions in one transaction); errors are shown beside their fields.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { normalizeUuid } from "../../query/filters.ts";
+import type { Model } from "../../registry/index.ts";
+import type { Ctx } from "../../service/context.ts";
+import {
+  AppError,
+  NotFoundError,
+  PermissionDenied,
+  ProtectedError,
+  ValidationError,
+} from "../../service/errors.ts";
+import { mayDo } from "../../service/permissions.ts";
+import { getRow } from "../../service/read.ts";
+import { represent } from "../../service/represent.ts";
+import { createObject, deleteObjects, inTransaction, updateObject } from "../../service/write.ts";
+import { bodyFromForm, controlsFor } from "../forms.ts";
+import type { UiKit } from "../plugin.ts";
+import { titleOf } from "../views.ts";
+
+type Obj = Record<string, unknown>;
+
+/** Field errors of a ValidationError as `{field: [messages]}` plus the messages without a field. */
+function splitErrors(e: ValidationError): { fields: Record<string, string[]>; general: string[] } {
+  const fields: Record<string, string[]> = {};
+  const general: string[] = [];
+  const errs = Array.isArray(e.errors) ? (e.errors[0] ?? {}) : e.errors;
+  for (const [k, v] of Object.entries(errs as Record<string, unknown>)) {
+    const msgs = [v].flat(3).map((x) => (typeof x === "object" ? JSON.stringify(x) : String(x)));
+    if (k === "non_field_errors" || k === "__all__") general.push(...msgs);
+    else fields[k] = msgs;
+  }
+  return { fields, general };
+}
+
+export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }): Promise<void> {
+  const target = (req: FastifyRequest) => {
+    const { app: a, model: path } = req.params as { app: string; model: string };
+    const model = kit.reg.byUrl(a, path);
+    if (!model || model.readOnly || model.key === "users.token") throw new NotFoundError();
+    return model;
+  };
+  const need = (ctx: Ctx, model: Model, action: "add" | "change" | "delete") => {
+    if (!mayDo(ctx.grants, model, action)) throw new PermissionDenied();
+  };
+  const form = async (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    ctx: Ctx,
+    model: Model,
+    current: Obj,
+    opts: { id?: string; errors?: Record<string, string[]>; general?: string[]; status?: number },
+  ) =>
+    kit.page(
+      req,
+      reply,
+      "form",
+      {
+        title: opts.id ? `Edit ${titleOf(model.verbose)}` : `Add ${titleOf(model.verbose)}`,
+        action: opts.id ? `/${model.app}/${model.path}/${opts.id}/edit/` : `/${model.app}/${model.path}/add/`,
+        cancel: opts.id ? `/${model.app}/${model.path}/${opts.id}/` : `/${model.app}/${model.path}/`,
+        controls: await controlsFor(ctx, model, current, opts.errors),
+        general: opts.general ?? [],
+      },
+      opts.status ?? 200,
+    );
+  /** Save a posted form; on a validation error, draw it again with the errors. */
+  const save = async (req: FastifyRequest, reply: FastifyReply, model: Model, id?: string) => {
+    const ctx = await kit.ctxFor(req);
+    need(ctx, model, id ? "change" : "add");
+    const posted = (req.body ?? {}) as Obj;
+    const { body, errors } = bodyFromForm(model, posted);
+    if (Object.keys(errors).length) return form(req, reply, ctx, model, posted, { id, errors, status: 400 });
+    try {
+      const saved = await inTransaction(ctx, async (t) => {
+        if (id) {
+          await updateObject(t, model, id, body, true);
+          return id;
+        }
+        return createObject(t, model, body);
+      });
+      return reply.redirect(`/${model.app}/${model.path}/${saved}/`, 302);
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      const { fields, general } = splitErrors(e);
+      return form(req, reply, ctx, model, posted, { id, errors: fields, general, status: 400 });
+    }
+  };
+
+  app.get("/:app/:model/add/", async (req, reply) => {
+    const model = target(req);
+    const ctx = await kit.ctxFor(req);
+    need(ctx, model, "add");
+    return form(req, reply, ctx, model, {}, {});
+  });
+  app.post("/:app/:model/add/", async (req, reply) => save(req, reply, target(req)));
+
+  app.get("/:app/:model/:id/edit/", async (req, reply) => {
+    const model = target(req);
+    const id = normalizeUuid((req.params as { id: string }).id);
+    if (!id) throw new NotFoundError();
+    const ctx = await kit.ctxFor(req);
+    need(ctx, model, "change");
+    const [obj] = await represent(
+      ctx,
+      model,
+      [await getRow(ctx, model, id, { params: new Map(), limit: 1, offset: 0, action: "change" })],
+      "full",
+    );
+    return form(req, reply, ctx, model, obj ?? {}, { id });
+  });
+  app.post("/:app/:model/:id/edit/", async (req, reply) => {
+    const model = target(req);
+    const id = normalizeUuid((req.params as { id: string }).id);
+    if (!id) throw new NotFoundError();
+    const ctx = await kit.ctxFor(req);
+    await getRow(ctx, model, id, { params: new Map(), limit: 1, offset: 0, action: "change" });
+    return save(req, reply, model, id);
+  });
+
+  app.get("/:app/:model/:id/delete/", async (req, reply) => {
+    const model = target(req);
+    const id = normalizeUuid((req.params as { id: string }).id);
+    if (!id) throw new NotFoundError();
+    const ctx = await kit.ctxFor(req);
+    need(ctx, model, "delete");
+    const row = await getRow(ctx, model, id, { params: new Map(), limit: 1, offset: 0, action: "delete" });
+    const [obj] = await represent(ctx, model, [row], "nested");
+    return kit.page(req, reply, "confirm", {
+      title: `Delete ${titleOf(model.verbose)}`,
+      what: String(obj?.display ?? id),
+      action: `/${model.app}/${model.path}/${id}/delete/`,
+      cancel: `/${model.app}/${model.path}/${id}/`,
+    });
+  });
+  app.post("/:app/:model/:id/delete/", async (req, reply) => {
+    const model = target(req);
+    const id = normalizeUuid((req.params as { id: string }).id);
+    if (!id) throw new NotFoundError();
+    const ctx = await kit.ctxFor(req);
+    need(ctx, model, "delete");
+    await getRow(ctx, model, id, { params: new Map(), limit: 1, offset: 0, action: "delete" });
+    try {
+      await inTransaction(ctx, (t) => deleteObjects(t, model, [id]));
+    } catch (e) {
+      if (e instanceof ProtectedError) throw new AppError(409, e.message);
+      throw e;
+    }
+    return reply.redirect(`/${model.app}/${model.path}/`, 302);
+  });
+}
