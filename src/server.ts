@@ -3,8 +3,9 @@
  * layer, composed here so that neither imports the other.
  */
 import type { FastifyInstance } from "fastify";
-import { type AppDeps, buildApp } from "./http/app.ts";
+import { type AppDeps, buildApp, VERSION } from "./http/app.ts";
 import { uiPlugin } from "./ui/plugin.ts";
+import { workerSettingsFromEnv } from "./webhooks/worker.ts";
 
 /** Build the API and the UI on one Fastify instance. Call `listen` on it to serve. */
 export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
@@ -15,6 +16,7 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
     changelog: true,
     webhookMaxAttempts: deps.config.webhookMaxAttempts,
   };
-  await app.register(uiPlugin, { store: deps.store, reg: deps.reg, settings });
+  const webhookSettings = workerSettingsFromEnv(process.env, VERSION);
+  await app.register(uiPlugin, { store: deps.store, reg: deps.reg, settings, webhookSettings });
   return app;
 }

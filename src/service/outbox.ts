@@ -113,7 +113,7 @@ export async function enqueueDeliveries(ctx: Ctx, changes: LoggedChange[], time:
  * Retry failed deliveries by hand: one (`deliveryId`) or every failed one of a webhook (`webhookId`).
  * Each gets a fresh budget of attempts and is due now.
  * @returns the number of deliveries queued again.
- * @throws NotFoundError for an unknown id; AppError 409 when the delivery has not failed.
+ * @throws NotFoundError for an unknown id; AppError 409 when the delivery has neither failed nor waits to retry.
  */
 export async function retryDeliveries(
   ctx: Ctx,
@@ -149,20 +149,25 @@ export async function retryDeliveries(
     )
       throw new NotFoundError();
     await mayChange(String(rows[0]!.webhook_id));
-    if (rows[0]!.state !== "failed")
-      throw new AppError(409, `Only failed deliveries can be retried; this one is ${rows[0]!.state}.`);
+    // A failed delivery gets a fresh attempt budget; one waiting in backoff ("retry") is sent now.
+    if (rows[0]!.state !== "failed" && rows[0]!.state !== "retry")
+      throw new AppError(
+        409,
+        `Only failed deliveries or deliveries waiting to retry can be retried; this one is ${rows[0]!.state}.`,
+      );
   }
   for (const r of rows) {
+    const failed = r.state === "failed";
     await ctx.db
       .updateTable("extras_webhookdelivery")
       .set({
         state: "queued",
         next_attempt_at: now,
         completed_at: null,
-        max_attempts: Number(r.attempts) + budget,
+        ...(failed ? { max_attempts: Number(r.attempts) + budget } : {}),
       })
       .where("id", "=", r.id)
-      .where("state", "=", "failed")
+      .where("state", "=", String(r.state))
       .execute();
   }
   if (rows.length) await notify(ctx);

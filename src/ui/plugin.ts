@@ -18,6 +18,8 @@ import { AppError } from "../service/errors.ts";
 import { loadGrants } from "../service/permissions.ts";
 import { actorById, SESSION_MAX_AGE_MS, sessionSecret, sessionStore } from "../service/sessions.ts";
 import type { Store } from "../store/db.ts";
+import type { WorkerSettings } from "../webhooks/worker.ts";
+import { actionRoutes } from "./routes/actions.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { browseRoutes } from "./routes/browse.ts";
 import { editRoutes } from "./routes/edit.ts";
@@ -52,7 +54,7 @@ const PUBLIC = new Set(["/login/", "/static/ui.css"]);
 /** Register the web UI on `app` (its own encapsulated scope). */
 export async function uiPlugin(
   app: FastifyInstance,
-  opts: { store: Store; reg: Registry; settings: ServiceSettings },
+  opts: { store: Store; reg: Registry; settings: ServiceSettings; webhookSettings: WorkerSettings },
 ): Promise<void> {
   const { store, reg, settings } = opts;
   await app.register(async (ui) => {
@@ -142,6 +144,7 @@ export async function uiPlugin(
     };
     await ui.register(authRoutes, { kit });
     await ui.register(editRoutes, { kit });
+    await ui.register(actionRoutes, { kit, webhookSettings: opts.webhookSettings });
     await ui.register(browseRoutes, { kit });
   });
 }

@@ -39,7 +39,6 @@ export interface WorkerSettings {
   /** Polling interval when idle. Commits of this process (and, on PostgreSQL, of any process, by
    * LISTEN/NOTIFY) wake the worker at once. Default 1 000. */
   pollMs: number;
-  /** Base URL for payload URLs of changes made outside an HTTP request (importer), e.g. `https://inv.example`. */
   /** `User-Agent` header. */
   userAgent: string;
   /** Time, output and memory budget of one template render (template/bounded.ts). */

@@ -15,8 +15,8 @@ const ALLOWED: Record<string, string[]> = {
   http: ["http", "service", "query", "registry", "store", "config", "net"],
   webhooks: ["webhooks", "service", "store", "registry", "template", "net"],
   importer: ["importer", "service", "registry", "store", "net", "config"],
-  ui: ["ui", "service", "registry", "query", "store"],
-  server: ["server", "http", "ui", "config"],
+  ui: ["ui", "service", "registry", "query", "store", "webhooks"],
+  server: ["server", "http", "ui", "config", "webhooks"],
   cli: [
     "cli",
     "server",

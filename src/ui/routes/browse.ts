@@ -15,6 +15,7 @@ import { represent } from "../../service/represent.ts";
 import { esc, valueHtml } from "../format.ts";
 import type { UiKit } from "../plugin.ts";
 import { titleOf, uiUrl } from "../views.ts";
+import { ACTIONS } from "./actions.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -214,8 +215,7 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
     // filtered list, one count query per relation.
     const related: Obj[] = [];
     for (const r of kit.reg.reverseOf(model.key)) {
-      if (r.def.kind !== "fk" || r.from.readOnly || !browsable(r.from) || !mayDo(ctx.grants, r.from, "view"))
-        continue;
+      if (r.def.kind !== "fk" || !browsable(r.from) || !mayDo(ctx.grants, r.from, "view")) continue;
       const param = r.def.idFilter ?? `${r.field}_id`;
       const { count } = await listRows(ctx, r.from, {
         params: new Map([[param, [id]]]),
@@ -230,7 +230,14 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
       });
     }
     const writable = !model.readOnly && model.key !== "users.token";
+    const actions = mayDo(ctx.grants, kit.reg.get("extras.webhook"), "change")
+      ? (ACTIONS[model.key] ?? []).map((x) => ({
+          url: `/${model.app}/${model.path}/${id}/${x.name}/`,
+          label: x.label(row),
+        }))
+      : [];
     return kit.page(req, reply, "detail", {
+      actions,
       editUrl:
         writable && mayDo(ctx.grants, model, "change")
           ? `/${model.app}/${model.path}/${id}/edit/`

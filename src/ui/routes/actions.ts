@@ -1,0 +1,67 @@
+/**
+ * Object actions of the web interface, declared as data per model and drawn as buttons on detail pages
+ * (issue 10): a webhook's "Send test", "Retry failed deliveries" and "Enable"/"Disable"; a delivery's
+ * "Retry now". Each is a CSRF-protected POST to `/<app>/<model>/<id>/<action>/` that needs `change` on
+ * webhooks, as the API's retry actions do.
+ */
+import type { FastifyInstance } from "fastify";
+import { normalizeUuid } from "../../query/filters.ts";
+import { NotFoundError, PermissionDenied } from "../../service/errors.ts";
+import { retryDeliveries } from "../../service/outbox.ts";
+import { mayDo } from "../../service/permissions.ts";
+import { getRow } from "../../service/read.ts";
+import { inTransaction, updateObject } from "../../service/write.ts";
+import { sendTest } from "../../webhooks/test-send.ts";
+import type { WorkerSettings } from "../../webhooks/worker.ts";
+import { esc } from "../format.ts";
+import type { UiKit } from "../plugin.ts";
+
+/** The actions of a model: URL segment and button label. `label` may depend on the row. */
+export const ACTIONS: Record<
+  string,
+  Array<{ name: string; label: (row: Record<string, unknown>) => string }>
+> = {
+  "extras.webhook": [
+    { name: "test", label: () => "Send test" },
+    { name: "retry-failed", label: () => "Retry failed deliveries" },
+    { name: "toggle", label: (r) => (r.enabled ? "Disable" : "Enable") },
+  ],
+  "extras.webhookdelivery": [{ name: "retry", label: () => "Retry now" }],
+};
+
+export async function actionRoutes(
+  app: FastifyInstance,
+  { kit, webhookSettings }: { kit: UiKit; webhookSettings: WorkerSettings },
+): Promise<void> {
+  app.post("/:app/:model/:id/:action/", async (req, reply) => {
+    const { app: a, model: path, id: rawId, action } = req.params as Record<string, string>;
+    const model = kit.reg.byUrl(a!, path!);
+    const id = normalizeUuid(rawId ?? "");
+    if (!model || !id || !ACTIONS[model.key]?.some((x) => x.name === action)) throw new NotFoundError();
+    const ctx = await kit.ctxFor(req);
+    if (!mayDo(ctx.grants, kit.reg.get("extras.webhook"), "change")) throw new PermissionDenied();
+    const row = await getRow(ctx, model, id);
+    const back = `/${model.app}/${model.path}/${id}/`;
+    if (model.key === "extras.webhookdelivery") {
+      await inTransaction(ctx, (t) => retryDeliveries(t, { deliveryId: id }));
+      return reply.redirect(back, 302);
+    }
+    if (action === "retry-failed") {
+      await inTransaction(ctx, (t) => retryDeliveries(t, { webhookId: id }));
+      return reply.redirect(`/extras/webhook-deliveries/?webhook_id=${id}`, 302);
+    }
+    if (action === "toggle") {
+      await inTransaction(ctx, (t) => updateObject(t, model, id, { enabled: !row.enabled }, true));
+      return reply.redirect(back, 302);
+    }
+    const out = await sendTest(kit.store, id, webhookSettings);
+    if (!out) throw new NotFoundError();
+    return kit.page(req, reply, "test-result", {
+      title: `Test of ${String(row.name)}`,
+      back,
+      ok: out.error === null,
+      outcome: out,
+      headers: Object.entries(out.request.headers).map(([k, v]) => `${esc(k)}: ${esc(v)}`),
+    });
+  });
+}
