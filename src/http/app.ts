@@ -20,6 +20,7 @@ import { LoginLimiter } from "./login-limit.ts";
 import { allocationRoutes } from "./routes/allocation.ts";
 import { cablePathRoutes } from "./routes/cable-paths.ts";
 import { deliveryRoutes } from "./routes/deliveries.ts";
+import { elevationRoutes } from "./routes/elevation.ts";
 import { modelRoutes } from "./routes/models.ts";
 import { objectActionRoutes } from "./routes/object-actions.ts";
 import { rootRoutes } from "./routes/roots.ts";
@@ -219,6 +220,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(allocationRoutes, { kit });
   await app.register(cablePathRoutes, { kit });
   await app.register(objectActionRoutes, { kit });
+  await app.register(elevationRoutes, { kit });
   await app.register(modelRoutes, { kit });
 
   return app;

@@ -213,6 +213,32 @@ function objectActionPaths(reg: Registry): Record<string, unknown> {
       },
     };
   }
+  out["/dcim/racks/{id}/elevation/"] = {
+    parameters: [ID_PARAM],
+    get: {
+      operationId: "dcim_racks_elevation_list",
+      tags: ["dcim"],
+      description:
+        "The units of one face of the rack, top to bottom, each with the device occupying it (Nautobot `RackViewSet.elevation`); `render=svg` draws them.",
+      parameters: [
+        { name: "face", in: "query", required: false, schema: { type: "string", enum: ["front", "rear"] } },
+        { name: "render", in: "query", required: false, schema: { type: "string", enum: ["json", "svg"] } },
+        { name: "unit_width", in: "query", required: false, schema: { type: "integer", minimum: 1 } },
+        { name: "unit_height", in: "query", required: false, schema: { type: "integer", minimum: 1 } },
+        ...PAGE_PARAMS,
+      ],
+      responses: {
+        200: {
+          description: "The units (JSON page) or the drawing (SVG)",
+          content: {
+            "application/json": { schema: pageOf(ANY_OBJECT) },
+            "image/svg+xml": { schema: { type: "string" } },
+          },
+        },
+        ...errors(400, 403, 404),
+      },
+    },
+  };
   out["/extras/dynamic-groups/{id}/members/"] = {
     parameters: [ID_PARAM],
     get: {

@@ -106,7 +106,13 @@ export function orderPlan(
           }
           const target = resolve(fd.to);
           const sub = `${alias}_${name}`;
-          joins.push({ table: target.table, alias: sub, on: `${alias}.${name}_id`, left: !fd.required });
+          // Below a LEFT JOIN every join is LEFT too, or rows without the outer object would vanish.
+          joins.push({
+            table: target.table,
+            alias: sub,
+            on: `${alias}.${name}_id`,
+            left: nullable || !fd.required,
+          });
           walk(target, sub, d, nullable || !fd.required, nf, depth + 1);
           if (!terms.some((x) => x.ref === `${sub}.id`))
             terms.push({ ref: `${sub}.id`, desc: d, nullable: nullable || !fd.required, nullsFirst: nf });

@@ -76,6 +76,16 @@ describe("list ordering", () => {
     assert.deepEqual(names.slice(0, 4), ["core", "sw1", "sw2", "sw10"]);
   });
 
+  it("racks with and without a group are all listed (joins below an optional FK stay outer)", async () => {
+    const g = await create(s, "/api/dcim/rack-groups/", { name: "G", site: w.siteA.id });
+    await create(s, "/api/dcim/racks/", { name: "r-nogroup", site: w.siteA.id, status: "active" });
+    await create(s, "/api/dcim/racks/", { name: "r-group", site: w.siteA.id, group: g.id, status: "active" });
+    await create(s, "/api/dcim/racks/", { name: "r-b", site: w.siteB.id, status: "active" });
+    const got = (await list("/api/dcim/racks/")).map((r: any) => r.name);
+    assert.deepEqual(got, ["r-group", "r-nogroup", "r-b"]);
+    assert.equal((await s.api(`/api/dcim/racks/?site_id=${w.siteA.id}`)).body.count, 2);
+  });
+
   it("VLANs by site name, then group, then VID; no site last", async () => {
     const gB = await create(s, "/api/ipam/vlan-groups/", { name: "g", site: w.siteB.id });
     await create(s, "/api/ipam/vlans/", { vid: 5, name: "global", status: "active" });

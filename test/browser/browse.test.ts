@@ -1,7 +1,7 @@
 /**
  * The web interface in a real browser (issue 10): Debian's Chromium driven by playwright-core (never a
- * downloaded browser). Logs in, browses from the home page to a site and a device, searches for an IP
- * address and lands on it, logs out. Screenshots of each page go to `test-results/` (not committed).
+ * downloaded browser). Logs in, browses from the home page to a site, its rack and the rack's elevation, a
+ * device, creates and edits a device through the forms, searches for an IP address and lands on it, logs out. Screenshots of each page go to `test-results/` (not committed).
  */
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
@@ -25,11 +25,20 @@ describe("web interface in Chromium", () => {
     const mfr = await create(s, "/api/dcim/manufacturers/", { name: "Juniper" });
     const dt = await create(s, "/api/dcim/device-types/", { manufacturer: mfr.id, model: "QFX5120" });
     const role = await create(s, "/api/dcim/device-roles/", { name: "Leaf" });
+    w.rack = await create(s, "/api/dcim/racks/", {
+      name: "R1",
+      site: w.site.id,
+      status: "active",
+      u_height: 12,
+    });
     w.device = await create(s, "/api/dcim/devices/", {
       name: "ams1-leaf1",
       device_type: dt.id,
       device_role: role.id,
       site: w.site.id,
+      rack: w.rack.id,
+      position: 10,
+      face: "front",
       status: "active",
     });
     w.ip = await create(s, "/api/ipam/ip-addresses/", { address: "198.51.100.7/24", status: "active" });
@@ -69,6 +78,16 @@ describe("web interface in Chromium", () => {
     // Related objects link to the filtered list: the site's devices.
     await page.click(`a[href="/dcim/devices/?site_id=${w.site.id}"]`);
     await page.waitForURL(`${s.url}/dcim/devices/?site_id=${w.site.id}`);
+
+    // The site's racks, a rack's elevation, a device drawn in it.
+    await page.goBack();
+    await page.click(`a[href="/dcim/racks/?site_id=${w.site.id}"]`);
+    await page.click(`a[href="/dcim/racks/${w.rack.id}/"]`);
+    await page.waitForURL(`${s.url}/dcim/racks/${w.rack.id}/`);
+    await page.waitForSelector(".elevations svg");
+    await page.screenshot({ path: `${SHOTS}/rack-elevation.png`, fullPage: true });
+    await page.click(`.elevations a[href="/dcim/devices/${w.device.id}/"] >> nth=0`);
+    await page.waitForURL(`${s.url}/dcim/devices/${w.device.id}/`);
 
     await page.goto(`${s.url}/dcim/devices/`);
     await page.click("text=ams1-leaf1");

@@ -13,6 +13,7 @@ import { mayDo } from "../../service/permissions.ts";
 import { getRow, listRows } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
 import { esc, valueHtml } from "../format.ts";
+import { PANELS } from "../panels.ts";
 import type { UiKit } from "../plugin.ts";
 import { titleOf, uiUrl } from "../views.ts";
 import { ACTIONS } from "./actions.ts";
@@ -236,7 +237,10 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
           label: x.label(row),
         }))
       : [];
+    const panel = PANELS[model.key];
+    const panels = panel ? await panel(ctx, row) : [];
     return kit.page(req, reply, "detail", {
+      panels,
       actions,
       editUrl:
         writable && mayDo(ctx.grants, model, "change")
