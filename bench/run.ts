@@ -76,11 +76,9 @@ const { prefix } = await grow(
 log(`growth: ${((performance.now() - t1) / 1000).toFixed(1)} s`);
 
 // 3. A token, and ids to ask for.
-const { id: userId } = await ensureSuperuser(
-  store,
-  `bench-${randomBytes(4).toString("hex")}`,
-  randomBytes(12).toString("hex"),
-);
+const benchUser = `bench-${randomBytes(4).toString("hex")}`;
+const benchPassword = randomBytes(12).toString("hex");
+const { id: userId } = await ensureSuperuser(store, benchUser, benchPassword);
 const token = await createToken(store, userId, { description: "bench" });
 const device = await store.db
   .selectFrom("dcim_device")
@@ -173,11 +171,55 @@ const traceOrigin = await (async () => {
   await cable("dcim.frontport", y.front.id, "dcim.interface", ib.id);
   return ia.id as string;
 })();
+// Issue 10 scenarios: a web session, and a device with 500 interfaces for its page.
+const uiCookie = await (async () => {
+  const page = await fetch(`${base}/login/`);
+  let cookie = (page.headers.getSetCookie().find((c) => c.startsWith("sessionid=")) ?? "").split(";")[0]!;
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] ?? "";
+  const r = await fetch(`${base}/login/`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+    body: new URLSearchParams({ _csrf: csrf, username: benchUser, password: benchPassword, next: "/" }),
+    redirect: "manual",
+  });
+  cookie = (
+    r.headers
+      .getSetCookie()
+      .filter((c) => c.startsWith("sessionid=") && !c.startsWith("sessionid=;"))
+      .pop() ?? cookie
+  ).split(";")[0]!;
+  if (r.status !== 302) throw new Error(`UI login: ${r.status}`);
+  return cookie;
+})();
+const bigDevice = await (async () => {
+  const site = await post("/api/dcim/sites/", { name: "Bench UI", status: "active" });
+  const man = await post("/api/dcim/manufacturers/", { name: "Bench UI maker" });
+  const dt = await post("/api/dcim/device-types/", { model: "Bench UI chassis", manufacturer: man.id });
+  const role = await post("/api/dcim/device-roles/", { name: "Bench UI role" });
+  const d = await post("/api/dcim/devices/", {
+    name: "bench-chassis",
+    site: site.id,
+    device_type: dt.id,
+    device_role: role.id,
+    status: "active",
+  });
+  await post(
+    "/api/dcim/interfaces/",
+    Array.from({ length: 500 }, (_, i) => ({
+      device: d.id,
+      name: `et-${Math.floor(i / 48)}/0/${i % 48}`,
+      type: "10gbase-x-sfpp",
+    })),
+  );
+  return d.id as string;
+})();
 
 interface Scenario {
   name: string;
   path: string;
   method?: "GET" | "POST";
+  /** Extra headers (the web pages' session cookie). */
+  headers?: Record<string, string>;
   rows: number;
   body?: () => string;
 }
@@ -219,6 +261,24 @@ const scenarios: Scenario[] = [
     path: `/api/dcim/interfaces/${traceOrigin}/trace/`,
     rows: 3,
   },
+  {
+    name: "UI device list page (1,000 rows)",
+    path: "/dcim/devices/?limit=1000",
+    headers: { cookie: uiCookie, accept: "text/html" },
+    rows: 1000,
+  },
+  {
+    name: "UI device page (500 interfaces)",
+    path: `/dcim/devices/${bigDevice}/`,
+    headers: { cookie: uiCookie, accept: "text/html" },
+    rows: 1,
+  },
+  {
+    name: "UI interface list of that device (500 rows)",
+    path: `/dcim/interfaces/?device_id=${bigDevice}&limit=500`,
+    headers: { cookie: uiCookie, accept: "text/html" },
+    rows: 500,
+  },
 ];
 
 const results: Array<Record<string, unknown>> = [];
@@ -227,7 +287,7 @@ for (const sc of args["only-webhooks"] ? scenarios.slice(0, 1) : scenarios) {
   const r = await autocannon({
     url: `${base}${sc.path}`,
     method: sc.method ?? "GET",
-    headers,
+    headers: sc.headers ?? headers,
     connections: slow ? 2 : Number(args.connections),
     duration: Number(args.duration),
     ...(sc.body
