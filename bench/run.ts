@@ -220,6 +220,8 @@ interface Scenario {
   method?: "GET" | "POST";
   /** Extra headers (the web pages' session cookie). */
   headers?: Record<string, string>;
+  /** Concurrent connections (default: 2 for 1,000-row pages, else --connections); 1 measures render time. */
+  connections?: number;
   rows: number;
   body?: () => string;
 }
@@ -265,18 +267,21 @@ const scenarios: Scenario[] = [
     name: "UI device list page (1,000 rows)",
     path: "/dcim/devices/?limit=1000",
     headers: { cookie: uiCookie, accept: "text/html" },
+    connections: 1,
     rows: 1000,
   },
   {
     name: "UI device page (500 interfaces)",
     path: `/dcim/devices/${bigDevice}/`,
     headers: { cookie: uiCookie, accept: "text/html" },
+    connections: 1,
     rows: 1,
   },
   {
     name: "UI interface list of that device (500 rows)",
     path: `/dcim/interfaces/?device_id=${bigDevice}&limit=500`,
     headers: { cookie: uiCookie, accept: "text/html" },
+    connections: 1,
     rows: 500,
   },
 ];
@@ -288,7 +293,7 @@ for (const sc of args["only-webhooks"] ? scenarios.slice(0, 1) : scenarios) {
     url: `${base}${sc.path}`,
     method: sc.method ?? "GET",
     headers: sc.headers ?? headers,
-    connections: slow ? 2 : Number(args.connections),
+    connections: sc.connections ?? (slow ? 2 : Number(args.connections)),
     duration: Number(args.duration),
     ...(sc.body
       ? {

@@ -11,6 +11,7 @@ import type { Registry } from "../registry/index.ts";
 import { makeCtx } from "../service/context.ts";
 import { AppError, PermissionDenied } from "../service/errors.ts";
 import { type Grants, loadGrants } from "../service/permissions.ts";
+import { actorFromSessionCookie } from "../service/sessions.ts";
 import type { Store } from "../store/db.ts";
 import { type Auth, authenticate, clearTokenCache } from "./auth.ts";
 import { registerRequestDeadline } from "./deadline.ts";
@@ -179,6 +180,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     const basic = path === "/api/users/tokens/" ? { limiter: loginLimiter, ip: req.ip } : undefined;
     req.auth = await authenticate(store, req.headers.authorization, basic);
+    // The web interface's session also opens the browsable API, for reading only: a session carries no
+    // CSRF token here, so writes still need a token (as DRF's SessionAuthentication would need CSRF).
+    if (!req.auth.actor && !req.headers.authorization && SAFE.has(req.method) && req.headers.cookie) {
+      const actor = await actorFromSessionCookie(store, req.headers.cookie);
+      if (actor) req.auth = { actor, writeEnabled: false };
+    }
     req.grants =
       req.auth.actor && !req.auth.actor.isSuperuser
         ? await loadGrants(makeCtx({ store, reg, settings }), req.auth.actor)

@@ -29,7 +29,7 @@ export function renderHtml(method: string, url: string, status: number, body: un
 <html lang="en"><head><meta charset="utf-8"><title>${title} – Inventory API</title>
 <style>body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222}pre{background:#f6f8fa;padding:1rem;overflow:auto;font-size:13px;line-height:1.4}
 a{color:#0a58ca}.meta{color:#555}nav a{margin-right:1rem}</style></head>
-<body><nav><a href="/api/">API root</a><a href="/api/docs/">Documentation</a></nav>
+<body><nav><a href="/">Web interface</a><a href="/api/">API root</a><a href="/api/docs/">Documentation</a></nav>
 <h1>${title}</h1><p class="meta">HTTP ${status} · <a href="?format=json">JSON</a></p>
 <pre>${linked}</pre></body></html>`;
 }

@@ -3,7 +3,7 @@
  * signed with a secret kept in `inventory_meta` (created once per database), and logins checked with the
  * same users and passwords as the API.
  */
-import { randomBytes } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Store } from "../store/db.ts";
 import type { Actor } from "./context.ts";
 import { verifyPassword } from "./passwords.ts";
@@ -106,4 +106,37 @@ export async function actorById(store: Store, id: string): Promise<Actor | undef
     .executeTakeFirst();
   if (!user || !user.is_active) return undefined;
   return { id: user.id, username: user.username, isSuperuser: !!user.is_superuser };
+}
+
+/**
+ * The user of a web session named by a `Cookie` header (the signed `sessionid` cookie the web interface
+ * sets), or undefined: no cookie, a bad signature, an expired or logged-out session, an inactive user.
+ * Lets the browsable API pages accept the session (issue 10).
+ */
+export async function actorFromSessionCookie(
+  store: Store,
+  cookieHeader: string | undefined,
+): Promise<Actor | undefined> {
+  const raw = /(?:^|;\s*)sessionid=([^;]+)/.exec(cookieHeader ?? "")?.[1];
+  if (!raw) return undefined;
+  const value = decodeURIComponent(raw);
+  const dot = value.lastIndexOf(".");
+  if (dot <= 0) return undefined;
+  const sid = value.slice(0, dot);
+  const given = Buffer.from(value.slice(dot + 1));
+  const expected = Buffer.from(
+    createHmac("sha256", await sessionSecret(store))
+      .update(sid)
+      .digest("base64")
+      .replace(/=/g, ""),
+  );
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+  const row = await store.db
+    .selectFrom("ui_session")
+    .select(["data", "expires"])
+    .where("sid", "=", sid)
+    .executeTakeFirst();
+  if (!row || Date.parse(String(row.expires)) <= Date.now()) return undefined;
+  const userId = (JSON.parse(String(row.data)) as { userId?: string }).userId;
+  return userId ? actorById(store, userId) : undefined;
 }

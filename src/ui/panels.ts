@@ -5,6 +5,7 @@
 import type { Ctx } from "../service/context.ts";
 import { elevationSvg, rackUnits } from "../service/elevation.ts";
 import type { Row } from "../service/rows.ts";
+import { esc } from "./format.ts";
 import { uiUrl } from "./views.ts";
 
 /** A panel: a title and trusted HTML (built from escaped parts). */
@@ -13,7 +14,42 @@ export interface Panel {
   html: string;
 }
 
+/** Parse a stored JSON column (text on SQLite, parsed already on PostgreSQL drivers). */
+const json = (v: unknown): Record<string, unknown> | null =>
+  v === null || v === undefined
+    ? null
+    : typeof v === "string"
+      ? (JSON.parse(v) as Record<string, unknown>)
+      : (v as Record<string, unknown>);
+
+/** A value of a snapshot as short escaped text. */
+const show = (v: unknown) => esc(v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v));
+
 export const PANELS: Record<string, (ctx: Ctx, row: Row) => Promise<Panel[]>> = {
+  /** An object change: the fields it changed, before and after, changed values highlighted. */
+  "extras.objectchange": async (_ctx, row) => {
+    const pre = json(row.prechange_data);
+    const post = row.action === "delete" ? null : json(row.object_data);
+    const keys = [...new Set([...Object.keys(pre ?? {}), ...Object.keys(post ?? {})])].filter(
+      (k) => k !== "last_updated",
+    );
+    const changed = keys.filter((k) => JSON.stringify(pre?.[k]) !== JSON.stringify(post?.[k]));
+    const rows = (row.action === "update" ? changed : keys).map(
+      (k) =>
+        `<tr><th>${esc(k)}</th><td class="${pre ? "removed" : ""}">${pre ? show(pre[k]) : ""}</td><td class="${post ? "added" : ""}">${post ? show(post[k]) : ""}</td></tr>`,
+    );
+    return [
+      {
+        title:
+          row.action === "update"
+            ? "Changed fields"
+            : row.action === "create"
+              ? "Created with"
+              : "Deleted with",
+        html: `<table class="list diff"><thead><tr><th>Field</th><th>Before</th><th>After</th></tr></thead><tbody>${rows.join("") || '<tr><td colspan="3" class="muted">No field changed.</td></tr>'}</tbody></table>`,
+      },
+    ];
+  },
   "dcim.rack": async (ctx, row) => {
     const out: Panel[] = [];
     for (const face of ["front", "rear"] as const) {

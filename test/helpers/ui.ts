@@ -3,7 +3,10 @@ import assert from "node:assert/strict";
 import type { TestServer } from "./server.ts";
 
 export interface WebClient {
-  get(path: string): Promise<{ status: number; html: string; location: string | null }>;
+  get(
+    path: string,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; html: string; location: string | null }>;
   post(
     path: string,
     form: Record<string, string>,
@@ -26,8 +29,11 @@ export async function webClient(
       if (pair?.startsWith("sessionid=")) cookie = pair.endsWith("=") ? "" : pair;
     }
   };
-  const get = async (path: string) => {
-    const res = await fetch(`${s.url}${path}`, { headers: cookie ? { cookie } : {}, redirect: "manual" });
+  const get = async (path: string, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${s.url}${path}`, {
+      headers: { ...headers, ...(cookie ? { cookie } : {}) },
+      redirect: "manual",
+    });
     keep(res);
     return { status: res.status, html: await res.text(), location: res.headers.get("location") };
   };

@@ -127,6 +127,26 @@ describe("web interface pages", () => {
     assert.equal((await web.post(`/dcim/manufacturers/${mfr.id}/delete/`, {})).status, 409);
   });
 
+  it("the browsable API accepts the session for reading, never for writing; object changes show differences", async () => {
+    const web = await webClient(s);
+    // Reuse the logged-in client's cookie through a page fetch: read the API with it.
+    const api = await web.get("/api/dcim/sites/?format=json");
+    assert.equal(api.status, 200, api.html.slice(0, 200));
+    assert.ok(JSON.parse(api.html).count >= 1);
+    const html = await web.get("/api/dcim/sites/", { accept: "text/html" });
+    assert.match(html.html, /href="\/">Web interface</);
+    const write = await web.post("/api/dcim/sites/", {}, { csrf: null });
+    assert.equal(write.status, 403);
+    const site = await create(s, "/api/dcim/sites/", { name: "Diffed", status: "active" });
+    await s.api(`/api/dcim/sites/${site.id}/`, { method: "PATCH", body: { description: "after" } });
+    const oc = (await s.api(`/api/extras/object-changes/?changed_object_id=${site.id}&action=update`)).body
+      .results[0];
+    const page = await web.get(`/extras/object-changes/${oc.id}/`);
+    assert.equal(page.status, 200);
+    assert.match(page.html, /<h2>Difference<\/h2>/);
+    assert.match(page.html, /<th>description<\/th><td class="removed"><\/td><td class="added">after<\/td>/);
+  });
+
   it("a user with a constrained permission sees only their objects", async () => {
     await create(s, "/api/dcim/sites/", { name: "Mine", status: "active" });
     await create(s, "/api/dcim/sites/", { name: "Theirs", status: "active" });

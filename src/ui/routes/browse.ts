@@ -241,6 +241,7 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
     const panels = panel ? await panel(ctx, row) : [];
     return kit.page(req, reply, "detail", {
       panels,
+      panelTitle: model.key === "dcim.rack" ? "Elevation" : "Difference",
       actions,
       editUrl:
         writable && mayDo(ctx.grants, model, "change")
