@@ -9,7 +9,7 @@ import type { FieldDef } from "../registry/meta.ts";
 import type { Ctx } from "../service/context.ts";
 import { listRows } from "../service/read.ts";
 import { represent } from "../service/represent.ts";
-import { statusesFor } from "../service/rows.ts";
+import { customFieldsFor, statusesFor } from "../service/rows.ts";
 import { titleOf } from "./views.ts";
 
 /** Most options a related-object select lists before falling back to a text box. */
@@ -130,7 +130,105 @@ export async function controlsFor(
         out.push({ ...base, kind: "text" });
     }
   }
+  if (model.tags) {
+    const tags = await relatedOptions(ctx, "extras.tag");
+    const cur = current.tags;
+    const value = Array.isArray(cur)
+      ? cur.map((t) => String((t as Obj).id ?? t))
+      : typeof cur === "string"
+        ? [cur]
+        : [];
+    if (tags)
+      out.push({
+        name: "tags",
+        label: "Tags",
+        kind: "multi",
+        required: false,
+        errors: errors.tags ?? [],
+        value,
+        options: tags,
+      });
+  }
+  if (model.customFields) {
+    const values = (current.custom_fields ?? {}) as Obj;
+    for (const d of await customFieldsFor(ctx, model.key)) {
+      const key = `cf_${d.name}`;
+      const v = key in current ? current[key] : values[d.name];
+      const base = {
+        name: key,
+        label: d.name.replace(/_/g, " "),
+        required: d.required,
+        errors: errors[key] ?? [],
+      };
+      const text = v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v);
+      if (d.type === "boolean")
+        out.push({ ...base, kind: "checkbox", value: v === true || v === "on" || v === "true" });
+      else if (d.type === "select")
+        out.push({
+          ...base,
+          kind: "select",
+          value: text,
+          options: d.choices.map((c) => ({ value: c, label: c })),
+        });
+      else if (d.type === "multi-select")
+        out.push({
+          ...base,
+          kind: "multi",
+          value: Array.isArray(v) ? v.map(String) : v ? [String(v)] : [],
+          options: d.choices.map((c) => ({ value: c, label: c })),
+        });
+      else if (d.type === "integer") out.push({ ...base, kind: "number", value: text });
+      else if (d.type === "date") out.push({ ...base, kind: "date", value: text });
+      else if (d.type === "json")
+        out.push({
+          ...base,
+          kind: "json",
+          value: v === undefined || v === null ? "" : JSON.stringify(v, null, 2),
+        });
+      else if (d.type === "markdown") out.push({ ...base, kind: "textarea", value: text });
+      else out.push({ ...base, kind: "text", value: text });
+    }
+  }
   return out;
+}
+
+/**
+ * Custom-field and tag values of a posted form into `body` (`cf_<name>` controls → `custom_fields`, typed by
+ * the field's type; an integer that is not one, or bad JSON, is an error beside its control).
+ */
+export async function extrasFromForm(
+  ctx: Ctx,
+  model: Model,
+  form: Record<string, unknown>,
+  body: Obj,
+  errors: Record<string, string[]>,
+): Promise<void> {
+  if (model.tags) {
+    const raw = form.tags;
+    body.tags = Array.isArray(raw) ? raw.map(String) : raw ? [String(raw)] : [];
+  }
+  if (!model.customFields) return;
+  const cf: Obj = {};
+  for (const d of await customFieldsFor(ctx, model.key)) {
+    const key = `cf_${d.name}`;
+    const raw = form[key];
+    const text = raw === undefined ? "" : String(Array.isArray(raw) ? raw[0] : raw).trim();
+    if (d.type === "boolean") cf[d.name] = raw === "on" || raw === "true";
+    else if (d.type === "multi-select")
+      cf[d.name] = Array.isArray(raw) ? raw.map(String) : raw ? [String(raw)] : [];
+    else if (text === "") cf[d.name] = null;
+    else if (d.type === "integer") {
+      if (/^-?\d+$/.test(text)) cf[d.name] = Number(text);
+      else errors[key] = ["Enter a whole number."];
+    } else if (d.type === "json") {
+      try {
+        cf[d.name] = JSON.parse(text);
+      } catch (e) {
+        errors[key] = [`Enter valid JSON: ${(e as Error).message}`];
+      }
+    } else cf[d.name] = text;
+  }
+  body.custom_fields = cf;
 }
 
 /**

@@ -147,6 +147,81 @@ describe("web interface pages", () => {
     assert.match(page.html, /<th>description<\/th><td class="removed"><\/td><td class="added">after<\/td>/);
   });
 
+  it("bulk delete from a list page, confirmed, all or none", async () => {
+    const a = await create(s, "/api/tenancy/tenants/", { name: "bulk-a" });
+    const b = await create(s, "/api/tenancy/tenants/", { name: "bulk-b" });
+    const web = await webClient(s);
+    const list = await web.get("/tenancy/tenants/");
+    assert.match(list.html, new RegExp(`name="pk" value="${a.id}"`));
+    const confirm = await web.post("/tenancy/tenants/delete/", { pk: a.id });
+    assert.equal(confirm.status, 200);
+    assert.match(confirm.html, /Delete 1 Tenants/);
+    assert.match(confirm.html, /bulk-a/);
+    assert.equal(
+      (await s.api(`/api/tenancy/tenants/${a.id}/`)).status,
+      200,
+      "nothing deleted before confirming",
+    );
+    const done = await web.post("/tenancy/tenants/delete/", { confirm: "yes", pk: a.id });
+    assert.equal(done.status, 302);
+    assert.equal((await s.api(`/api/tenancy/tenants/${a.id}/`)).status, 404);
+    assert.equal((await s.api(`/api/tenancy/tenants/${b.id}/`)).status, 200);
+  });
+
+  it("forms carry tags and custom fields, typed; custom-field text is escaped", async () => {
+    const cf = await create(s, "/api/extras/custom-fields/", {
+      name: "tier",
+      type: "select",
+      content_types: ["dcim.site"],
+    });
+    await create(s, "/api/extras/custom-field-choices/", { field: cf.id, value: "gold" });
+    await create(s, "/api/extras/custom-fields/", {
+      name: "racks_max",
+      type: "integer",
+      content_types: ["dcim.site"],
+    });
+    await create(s, "/api/extras/custom-fields/", {
+      name: "note",
+      type: "text",
+      content_types: ["dcim.site"],
+    });
+    const tag = await create(s, "/api/extras/tags/", { name: "Prod", slug: "prod" });
+    const web = await webClient(s);
+    const form = await web.get("/dcim/sites/add/");
+    assert.match(form.html, /id="f-cf_tier"/);
+    assert.match(form.html, /id="f-tags"/);
+    const bad = await web.post("/dcim/sites/add/", {
+      name: "CF site",
+      status: "active",
+      cf_racks_max: "many",
+    });
+    assert.equal(bad.status, 400);
+    assert.match(bad.html, /Enter a whole number/);
+    const ok = await web.post("/dcim/sites/add/", {
+      name: "CF site",
+      status: "active",
+      cf_tier: "gold",
+      cf_racks_max: "12",
+      cf_note: "<img src=x onerror=alert(1)>",
+      tags: tag.id,
+    });
+    assert.equal(ok.status, 302, ok.html.slice(0, 1500));
+    const id = /\/dcim\/sites\/([0-9a-f-]{36})\//.exec(ok.location ?? "")?.[1];
+    const api = (await s.api(`/api/dcim/sites/${id}/`)).body;
+    assert.deepEqual(api.custom_fields, {
+      tier: "gold",
+      racks_max: 12,
+      note: "<img src=x onerror=alert(1)>",
+    });
+    assert.deepEqual(
+      api.tags.map((t: any) => t.slug),
+      ["prod"],
+    );
+    const page = await web.get(`/dcim/sites/${id}/`);
+    assert.equal(page.html.includes("<img src=x"), false);
+    assert.match(page.html, /&lt;img src=x onerror=alert\(1\)&gt;/);
+  });
+
   it("a user with a constrained permission sees only their objects", async () => {
     await create(s, "/api/dcim/sites/", { name: "Mine", status: "active" });
     await create(s, "/api/dcim/sites/", { name: "Theirs", status: "active" });

@@ -181,6 +181,9 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
     const writable = !model.readOnly && model.key !== "users.token";
     return kit.page(req, reply, "list", {
       addUrl: writable && mayDo(ctx.grants, model, "add") ? `/${model.app}/${model.path}/add/` : undefined,
+      bulkUrl:
+        writable && mayDo(ctx.grants, model, "delete") ? `/${model.app}/${model.path}/delete/` : undefined,
+      ids: objs.map((o) => String(o.id)),
       title: titleOf(model.plural ?? `${model.verbose}s`),
       q: all.get("q")?.[0] ?? "",
       count: result.count,

@@ -15,10 +15,10 @@ import {
   ValidationError,
 } from "../../service/errors.ts";
 import { mayDo } from "../../service/permissions.ts";
-import { getRow } from "../../service/read.ts";
+import { getRow, listRows } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
 import { createObject, deleteObjects, inTransaction, updateObject } from "../../service/write.ts";
-import { bodyFromForm, controlsFor } from "../forms.ts";
+import { bodyFromForm, controlsFor, extrasFromForm } from "../forms.ts";
 import type { UiKit } from "../plugin.ts";
 import { titleOf } from "../views.ts";
 
@@ -74,6 +74,7 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
     need(ctx, model, id ? "change" : "add");
     const posted = (req.body ?? {}) as Obj;
     const { body, errors } = bodyFromForm(model, posted);
+    await extrasFromForm(ctx, model, posted, body, errors);
     if (Object.keys(errors).length) return form(req, reply, ctx, model, posted, { id, errors, status: 400 });
     try {
       const saved = await inTransaction(ctx, async (t) => {
@@ -120,6 +121,49 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
     const ctx = await kit.ctxFor(req);
     await getRow(ctx, model, id, { params: new Map(), limit: 1, offset: 0, action: "change" });
     return save(req, reply, model, id);
+  });
+
+  // Bulk delete from a list page: the selected rows, confirmed, then deleted all or none in one transaction.
+  app.post("/:app/:model/delete/", async (req, reply) => {
+    const model = target(req);
+    const ctx = await kit.ctxFor(req);
+    need(ctx, model, "delete");
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const raw = body.pk;
+    const ids = (Array.isArray(raw) ? raw : raw ? [raw] : [])
+      .map((v) => normalizeUuid(String(v)))
+      .filter((v): v is string => !!v);
+    const list = `/${model.app}/${model.path}/`;
+    if (!ids.length) return reply.redirect(list, 302);
+    const { rows } = await listRows(ctx, model, {
+      params: new Map([["id", ids]]),
+      limit: undefined,
+      offset: 0,
+      action: "delete",
+    });
+    if (body.confirm !== "yes") {
+      const objs = await represent(ctx, model, rows, "nested");
+      return kit.page(req, reply, "confirm", {
+        title: `Delete ${objs.length} ${titleOf(model.plural ?? `${model.verbose}s`)}`,
+        what: objs.map((o) => String(o.display)).join(", "),
+        action: list.replace(/\/$/, "/delete/"),
+        cancel: list,
+        ids: rows.map((r) => String(r.id)),
+      });
+    }
+    try {
+      await inTransaction(ctx, (t) =>
+        deleteObjects(
+          t,
+          model,
+          rows.map((r) => String(r.id)),
+        ),
+      );
+    } catch (e) {
+      if (e instanceof ProtectedError) throw new AppError(409, e.message);
+      throw e;
+    }
+    return reply.redirect(list, 302);
   });
 
   app.get("/:app/:model/:id/delete/", async (req, reply) => {
