@@ -69,12 +69,19 @@ export async function controlsFor(
   const out: Control[] = [];
   for (const [name, fd] of model.fieldList) {
     if (!editable(fd)) continue;
+    // A new object's form starts from the field defaults (an `enabled` box checked, a choice preselected).
+    const given =
+      name in current
+        ? current[name]
+        : "default" in fd && !Object.keys(current).length
+          ? fd.default
+          : undefined;
     const base = {
       name,
       label: fd.label ?? titleOf(name.replace(/_/g, " ")),
       required: !!fd.required,
       errors: errors[name] ?? [],
-      value: formValue(fd, current[name]),
+      value: formValue(fd, given),
       ...(fd.help ? { help: fd.help } : {}),
     };
     switch (fd.kind) {

@@ -260,7 +260,8 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
       plural: titleOf(model.plural ?? `${model.verbose}s`),
       listUrl: `/${model.app}/${model.path}/`,
       fields,
-      changes: await changesFor(ctx, id),
+      showChanges: !!model.changelog,
+      changes: model.changelog ? await changesFor(ctx, id) : [],
     });
   });
 }
