@@ -78,7 +78,7 @@ describe("webhooks and permissions in Chromium", () => {
     await rx.waitFor(1);
     assert.equal(rx.requests[0]!.json.tenant, "Acme");
     await page.goto(`${s.url}/extras/webhook-deliveries/`);
-    await page.waitForSelector("text=Succeeded");
+    await page.waitForSelector("table >> text=Succeeded");
     await page.click("table.list tbody tr >> nth=0 >> a >> nth=0");
     await page.waitForSelector("text=Attempt log");
     await page.screenshot({ path: `${SHOTS}/delivery-succeeded.png`, fullPage: true });
@@ -108,7 +108,7 @@ describe("webhooks and permissions in Chromium", () => {
         10000,
       );
       await page.reload();
-      await page.waitForSelector("text=Succeeded");
+      await page.waitForSelector("table >> text=Succeeded");
     } finally {
       await rx2.close();
     }

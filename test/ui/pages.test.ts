@@ -147,6 +147,28 @@ describe("web interface pages", () => {
     assert.match(page.html, /<th>description<\/th><td class="removed"><\/td><td class="added">after<\/td>/);
   });
 
+  it("list filter forms: generated controls, blank means any; the change log by user, type, action and time", async () => {
+    await create(s, "/api/dcim/sites/", { name: "F-planned", status: "planned" });
+    const web = await webClient(s);
+    const all = await web.get("/dcim/sites/?status=&q=");
+    assert.equal(all.status, 200);
+    assert.match(all.html, /<select name="status"><option value="">Any<\/option>/);
+    const planned = await web.get("/dcim/sites/?status=planned");
+    assert.match(planned.html, /F-planned/);
+    assert.match(planned.html, /<option value="planned" selected>/);
+    assert.doesNotMatch(planned.html, />Mine</);
+    const changes = await web.get("/extras/object-changes/?action=create&changed_object_type=dcim.site");
+    assert.equal(changes.status, 200);
+    for (const p of ["user_id", "changed_object_type", "action", "time_after", "time_before"])
+      assert.match(changes.html, new RegExp(`name="${p}"`), p);
+    assert.match(changes.html, /F-planned/);
+    const today = new Date().toISOString().slice(0, 10);
+    const later = await web.get(`/extras/object-changes/?time_after=2999-01-01`);
+    assert.match(later.html, /\(0\)/);
+    const fromToday = await web.get(`/extras/object-changes/?time_after=${today}`);
+    assert.doesNotMatch(fromToday.html, /\(0\)<\/span><\/h1>/);
+  });
+
   it("bulk delete from a list page, confirmed, all or none", async () => {
     const a = await create(s, "/api/tenancy/tenants/", { name: "bulk-a" });
     const b = await create(s, "/api/tenancy/tenants/", { name: "bulk-b" });

@@ -12,6 +12,7 @@ import { AppError, NotFoundError, PermissionDenied, ValidationError } from "../.
 import { mayDo } from "../../service/permissions.ts";
 import { getRow, listRows } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
+import { filterControls, nonBlank } from "../filters.ts";
 import { esc, valueHtml } from "../format.ts";
 import { PANELS } from "../panels.ts";
 import type { UiKit } from "../plugin.ts";
@@ -146,7 +147,7 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
     const model = modelOf(req);
     const ctx = await kit.ctxFor(req);
     needView(ctx, model);
-    const all = params(req);
+    const all = nonBlank(params(req));
     const limit = Math.min(Math.max(Number(all.get("limit")?.[0] ?? 50) || 50, 1), 1000);
     const offset = Math.max(Number(all.get("offset")?.[0] ?? 0) || 0, 0);
     const filters = new Map(
@@ -179,7 +180,9 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
       ...cols.map((c) => valueHtml(o[c], c)),
     ]);
     const writable = !model.readOnly && model.key !== "users.token";
+    const filters_ = await filterControls(ctx, model, all);
     return kit.page(req, reply, "list", {
+      filters: filters_,
       addUrl: writable && mayDo(ctx.grants, model, "add") ? `/${model.app}/${model.path}/add/` : undefined,
       bulkUrl:
         writable && mayDo(ctx.grants, model, "delete") ? `/${model.app}/${model.path}/delete/` : undefined,
