@@ -27,6 +27,8 @@ export interface ListParams {
   action?: Action;
   /** An extra condition on the rows (alias `t`), built by the service (e.g. `connectedOnly`). */
   extra?: Cond;
+  /** Ordering entries replacing the model's (`name`, `-site`: the web UI's sortable columns). */
+  ordering?: readonly string[];
 }
 
 async function filtered(ctx: Ctx, model: Model, p: ListParams): Promise<SelectQueryBuilder<any, any, any>> {
@@ -54,7 +56,7 @@ export async function listRows(
   const base = await filtered(ctx, model, p);
   let q = base.selectAll("t");
   // Model ordering through related objects' own ordering (Django Meta.ordering), NULLs as PostgreSQL.
-  const plan = orderPlan(model, (k) => ctx.reg.get(k));
+  const plan = orderPlan(p.ordering ? { ...model, ordering: p.ordering } : model, (k) => ctx.reg.get(k));
   for (const j of plan.joins)
     q = j.left
       ? q.leftJoin(`${j.table} as ${j.alias}`, `${j.alias}.id`, j.on)

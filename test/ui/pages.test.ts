@@ -169,6 +169,21 @@ describe("web interface pages", () => {
     assert.doesNotMatch(fromToday.html, /\(0\)<\/span><\/h1>/);
   });
 
+  it("sortable columns: by a column, reversed, through a relation; unknown columns keep the model's order", async () => {
+    const t1 = await create(s, "/api/tenancy/tenants/", { name: "sort-b" });
+    const t2 = await create(s, "/api/tenancy/tenants/", { name: "sort-a" });
+    await create(s, "/api/dcim/sites/", { name: "zz-sort", status: "active", tenant: t2.id });
+    await create(s, "/api/dcim/sites/", { name: "aa-sort", status: "active", tenant: t1.id });
+    const web = await webClient(s);
+    const names = (html: string) => [...html.matchAll(/>([a-z]{2}-sort)</g)].map((m) => m[1]);
+    assert.deepEqual(names((await web.get("/dcim/sites/?q=-sort")).html), ["aa-sort", "zz-sort"]);
+    const desc = await web.get("/dcim/sites/?q=-sort&sort=-name");
+    assert.deepEqual(names(desc.html), ["zz-sort", "aa-sort"]);
+    assert.deepEqual(names((await web.get("/dcim/sites/?q=-sort&sort=tenant")).html), ["zz-sort", "aa-sort"]);
+    assert.equal((await web.get("/dcim/sites/?sort=password")).status, 200);
+    assert.match(desc.html, /href="\/dcim\/sites\/\?q=-sort&amp;sort=name"/);
+  });
+
   it("bulk delete from a list page, confirmed, all or none", async () => {
     const a = await create(s, "/api/tenancy/tenants/", { name: "bulk-a" });
     const b = await create(s, "/api/tenancy/tenants/", { name: "bulk-b" });

@@ -150,13 +150,31 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
     const all = nonBlank(params(req));
     const limit = Math.min(Math.max(Number(all.get("limit")?.[0] ?? 50) || 50, 1), 1000);
     const offset = Math.max(Number(all.get("offset")?.[0] ?? 0) || 0, 0);
+    // `sort=<column>` or `-<column>`: a listed column orders the page (through the related object's own
+    // ordering for a relation); anything else keeps the model's ordering.
+    const sortRaw = all.get("sort")?.[0] ?? "";
+    const sortName = sortRaw.replace(/^-/, "");
+    const sortable = (n: string) =>
+      n === "name" || columnsOf(model).includes(n) || model.fields[n]?.kind === "str";
+    const sort =
+      sortName &&
+      model.fields[sortName] &&
+      sortable(sortName) &&
+      !["m2m", "computed", "count", "cts", "gfk", "json"].includes(model.fields[sortName]!.kind)
+        ? sortRaw
+        : undefined;
     const filters = new Map(
       [...all].filter(([k]) => !["limit", "offset", "sort"].includes(k) && !RESERVED_PARAMS.has(k)),
     );
     let error: string | undefined;
     let result = { count: 0, rows: [] as Obj[] };
     try {
-      result = await listRows(ctx, model, { params: filters, limit, offset });
+      result = await listRows(ctx, model, {
+        params: filters,
+        limit,
+        offset,
+        ...(sort ? { ordering: [sort] } : {}),
+      });
     } catch (e) {
       if (!(e instanceof ValidationError)) throw e;
       error = Object.entries(e.errors as Record<string, string[]>)
@@ -168,13 +186,17 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
       excludeConfigContext: true,
     });
     const cols = columnsOf(model);
-    const link = (o: number) => {
+    const link = (o: number, sortBy?: string) => {
       const p = new URLSearchParams();
-      for (const [k, vs] of all) if (k !== "offset") for (const v of vs) p.append(k, v);
+      for (const [k, vs] of all)
+        if (k !== "offset" && (sortBy === undefined || k !== "sort")) for (const v of vs) p.append(k, v);
+      if (sortBy) p.set("sort", sortBy);
       if (o > 0) p.set("offset", String(o));
       const s = p.toString();
       return `/${model.app}/${model.path}/${s ? `?${s}` : ""}`;
     };
+    const sortLink = (field: string) => link(0, sort === field ? `-${field}` : field);
+    const displaySort = model.fields.name ? "name" : undefined;
     const rows = objs.map((o) => [
       `<a href="${esc(uiUrl(o.url))}">${esc(o.display)}</a>`,
       ...cols.map((c) => valueHtml(o[c], c)),
@@ -193,8 +215,8 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
       limit,
       error,
       columns: [
-        { label: titleOf(model.verbose), sortUrl: link(0) },
-        ...cols.map((c) => ({ label: titleOf(c.replace(/_/g, " ")), sortUrl: link(0) })),
+        { label: titleOf(model.verbose), sortUrl: displaySort ? sortLink(displaySort) : link(0) },
+        ...cols.map((c) => ({ label: titleOf(c.replace(/_/g, " ")), sortUrl: sortLink(c) })),
       ],
       rows,
       from: result.count ? offset + 1 : 0,
