@@ -189,6 +189,37 @@ export async function availablePrefixes(ctx: Ctx, row: Row): Promise<FreePrefix[
   );
 }
 
+/** How much of a prefix is used, as counts of addresses (Nautobot 1.6 `UtilizationData`). */
+export interface Utilization {
+  used: bigint;
+  size: bigint;
+}
+
+/**
+ * The utilisation of a prefix (Nautobot 1.6 `Prefix.get_utilization`): a container counts the addresses
+ * its child prefixes cover; any other prefix counts its distinct child IP addresses against its size, less
+ * the network and broadcast addresses for IPv4 shorter than /31 that is not a pool. Children are those of
+ * the prefix's VRF (every VRF for a global container). Two index range scans, whatever the prefix size.
+ */
+export async function prefixUtilization(ctx: Ctx, row: Row): Promise<Utilization> {
+  const p = await parentOf(ctx, row);
+  const size = p.end - p.start + 1n;
+  const status = (await statusesById(ctx)).get(row.status_id as string);
+  if (status?.slug === "container") {
+    const free = (await freeRanges(ctx, p)).reduce((n, [s, e]) => n + (e - s + 1n), 0n);
+    return { used: size - free, size };
+  }
+  const q = ctx.db
+    .selectFrom("ipam_ipaddress")
+    .select((eb: any) => eb.fn.count("address_host").distinct().as("n"))
+    .where("address_family", "=", p.family)
+    .where("address_host", ">=", ipKey(p.family, p.start))
+    .where("address_host", "<=", ipKey(p.family, p.end));
+  const r: any = await inScope(q, p).executeTakeFirst();
+  const usableSize = p.family === 4 && !p.isPool && p.length < 31 ? size - 2n : size;
+  return { used: BigInt(r?.n ?? 0), size: usableSize };
+}
+
 /** DRF's message for a list item that is not an object. */
 function notADict(v: unknown): string {
   const t = v === null ? "NoneType" : Array.isArray(v) ? "list" : typeof v === "string" ? "str" : typeof v;

@@ -16,7 +16,10 @@ export function esc(v: unknown): string {
 
 type Obj = Record<string, unknown>;
 
-/** A rendered value: nested objects as links, choices and statuses as badges, lists joined, JSON pretty. */
+/**
+ * A rendered value: nested objects as links, choices and statuses as badges (a `status` key adds the class
+ * that the generated status-colour sheet paints), lists joined, JSON pretty.
+ */
 export function valueHtml(v: unknown, key = ""): string {
   if (v === null || v === undefined || v === "") return '<span class="muted">—</span>';
   if (Array.isArray(v)) {
@@ -29,7 +32,7 @@ export function valueHtml(v: unknown, key = ""): string {
   if (typeof v === "object") {
     const o = v as Obj;
     if ("value" in o && "label" in o && Object.keys(o).length === 2)
-      return `<span class="badge ${esc(o.value)}">${esc(o.label)}</span>`;
+      return `<span class="badge${key === "status" ? " status" : ""} ${esc(o.value)}">${esc(o.label)}</span>`;
     if ("display" in o) {
       const href = uiUrl(o.url);
       return href ? `<a href="${esc(href)}">${esc(o.display)}</a>` : esc(o.display);

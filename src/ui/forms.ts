@@ -7,6 +7,7 @@
 import type { Model } from "../registry/index.ts";
 import type { FieldDef } from "../registry/meta.ts";
 import type { Ctx } from "../service/context.ts";
+import type { ValidationError } from "../service/errors.ts";
 import { listRows } from "../service/read.ts";
 import { represent } from "../service/represent.ts";
 import { customFieldsFor, statusesFor } from "../service/rows.ts";
@@ -299,4 +300,17 @@ export function bodyFromForm(
     }
   }
   return { body, errors };
+}
+
+/** Field errors of a ValidationError as `{field: [messages]}` plus the messages without a field. */
+export function splitErrors(e: ValidationError): { fields: Record<string, string[]>; general: string[] } {
+  const fields: Record<string, string[]> = {};
+  const general: string[] = [];
+  const errs = Array.isArray(e.errors) ? (e.errors[0] ?? {}) : e.errors;
+  for (const [k, v] of Object.entries(errs as Record<string, unknown>)) {
+    const msgs = [v].flat(3).map((x) => (typeof x === "object" ? JSON.stringify(x) : String(x)));
+    if (k === "non_field_errors" || k === "__all__") general.push(...msgs);
+    else fields[k] = msgs;
+  }
+  return { fields, general };
 }

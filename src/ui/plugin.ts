@@ -20,8 +20,10 @@ import { actorById, SESSION_MAX_AGE_MS, sessionSecret, sessionStore } from "../s
 import type { Store } from "../store/db.ts";
 import type { WorkerSettings } from "../webhooks/worker.ts";
 import { actionRoutes } from "./routes/actions.ts";
+import { assetRoutes } from "./routes/assets.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { browseRoutes } from "./routes/browse.ts";
+import { bulkEditRoutes } from "./routes/bulk-edit.ts";
 import { editRoutes } from "./routes/edit.ts";
 import { renderPage } from "./views.ts";
 
@@ -143,7 +145,9 @@ export async function uiPlugin(
       },
     };
     await ui.register(authRoutes, { kit });
+    await ui.register(assetRoutes, { kit });
     await ui.register(editRoutes, { kit });
+    await ui.register(bulkEditRoutes, { kit });
     await ui.register(actionRoutes, { kit, webhookSettings: opts.webhookSettings });
     await ui.register(browseRoutes, { kit });
   });

@@ -28,9 +28,10 @@ export function uiUrl(apiUrl: unknown): string | undefined {
 /** Title case of a verbose name ("ip address" → "IP Address"). */
 export function titleOf(words: string): string {
   return words
+    .replace(/\bvirtualmachine/gi, "virtual machine")
     .split(" ")
     .map((w) =>
-      /^(ip|vrf|vlan|rir|vc|vm|asn)s?$/i.test(w)
+      /^(ip|vrf|vlan|rir|vc|vm|asn)(s|4|6)?$/i.test(w)
         ? w.toUpperCase().replace(/S$/, "s")
         : w.charAt(0).toUpperCase() + w.slice(1),
     )

@@ -42,6 +42,17 @@ describe("web interface in Chromium", () => {
       status: "active",
     });
     w.ip = await create(s, "/api/ipam/ip-addresses/", { address: "198.51.100.7/24", status: "active" });
+    w.iface = await create(s, "/api/dcim/interfaces/", {
+      device: w.device.id,
+      name: "et-0/0/48",
+      type: "100gbase-x-qsfp28",
+    });
+    w.loopback = await create(s, "/api/ipam/ip-addresses/", {
+      address: "192.0.2.1/32",
+      status: "active",
+      assigned_object_type: "dcim.interface",
+      assigned_object_id: w.iface.id,
+    });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ["--no-sandbox", "--disable-dev-shm-usage"],
@@ -58,14 +69,20 @@ describe("web interface in Chromium", () => {
     assert.match(page.url(), /\/login\/\?next=/);
     assert.equal(await page.title(), "Log in · inventory");
     await page.screenshot({ path: `${SHOTS}/login.png` });
-    await page.fill('input[name="username"]', "admin");
-    await page.fill('input[name="password"]', "wrong");
-    await page.click('button[type="submit"]');
+    // Keyboard only: the username box has the focus, Tab goes to the password, Enter submits.
+    await page.keyboard.type("admin");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("wrong");
+    await page.keyboard.press("Enter");
+    await page.waitForSelector(".error");
     assert.match((await page.textContent(".error")) ?? "", /correct username and password/);
     await page.fill('input[name="password"]', "admin");
     await page.click('button[type="submit"]');
     await page.waitForURL(`${s.url}/`);
     assert.equal(await page.title(), "Home · inventory");
+    // The first Tab on a page reaches the skip link, which leads past the header to the content.
+    await page.keyboard.press("Tab");
+    assert.equal(await page.evaluate("document.activeElement.textContent"), "Skip to content");
     await page.screenshot({ path: `${SHOTS}/home.png`, fullPage: true });
 
     await page.click('a[href="/dcim/sites/"]');
@@ -88,6 +105,19 @@ describe("web interface in Chromium", () => {
     await page.screenshot({ path: `${SHOTS}/rack-elevation.png`, fullPage: true });
     await page.click(`.elevations a[href="/dcim/devices/${w.device.id}/"] >> nth=0`);
     await page.waitForURL(`${s.url}/dcim/devices/${w.device.id}/`);
+    // The device's interfaces (a child table), an interface's IP address, and back through the change log.
+    await page.screenshot({ path: `${SHOTS}/device-interfaces.png`, fullPage: true });
+    await page.click(`a[href="/dcim/interfaces/${w.iface.id}/"]`);
+    await page.waitForURL(`${s.url}/dcim/interfaces/${w.iface.id}/`);
+    await page.click(`a[href="/ipam/ip-addresses/${w.loopback.id}/"] >> nth=0`);
+    await page.waitForURL(`${s.url}/ipam/ip-addresses/${w.loopback.id}/`);
+    assert.equal(await page.textContent("h1"), "192.0.2.1/32");
+    await page.click("section.card table.changes a >> nth=0");
+    await page.waitForURL(/\/extras\/object-changes\/[0-9a-f-]{36}\/$/);
+    assert.match((await page.textContent("main")) ?? "", /Created with/);
+    await page.screenshot({ path: `${SHOTS}/object-change.png`, fullPage: true });
+    await page.click(`table.attrs a[href="/ipam/ip-addresses/${w.loopback.id}/"]`);
+    await page.waitForURL(`${s.url}/ipam/ip-addresses/${w.loopback.id}/`);
 
     await page.goto(`${s.url}/dcim/devices/`);
     await page.click("text=ams1-leaf1");
@@ -122,6 +152,16 @@ describe("web interface in Chromium", () => {
     await page.waitForURL(`${s.url}/ipam/ip-addresses/${w.ip.id}/`);
     assert.equal(await page.textContent("h1"), "198.51.100.7/24");
     await page.screenshot({ path: `${SHOTS}/ip-detail.png`, fullPage: true });
+
+    // A narrow screen (a phone): the same pages stay usable, tables scroll inside their cards.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${s.url}/dcim/devices/${w.device.id}/`);
+    const overflow = Number(await page.evaluate("document.documentElement.scrollWidth - window.innerWidth"));
+    assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px`);
+    await page.screenshot({ path: `${SHOTS}/narrow-device.png`, fullPage: true });
+    await page.goto(`${s.url}/dcim/devices/`);
+    await page.screenshot({ path: `${SHOTS}/narrow-device-list.png`, fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 800 });
 
     await page.click("text=Log out");
     await page.waitForURL(/\/login\//);

@@ -9,7 +9,7 @@ export interface WebClient {
   ): Promise<{ status: number; html: string; location: string | null }>;
   post(
     path: string,
-    form: Record<string, string>,
+    form: Record<string, string | string[]>,
     opts?: { csrf?: string | null },
   ): Promise<{ status: number; html: string; location: string | null }>;
   csrf(path?: string): Promise<string>;
@@ -43,9 +43,15 @@ export async function webClient(
     assert.ok(m, `no CSRF token on ${path}`);
     return m[1]!;
   };
-  const post = async (path: string, form: Record<string, string>, opts: { csrf?: string | null } = {}) => {
+  const post = async (
+    path: string,
+    form: Record<string, string | string[]>,
+    opts: { csrf?: string | null } = {},
+  ) => {
     const token = opts.csrf === undefined ? await csrf(path === "/login/" ? "/login/" : "/") : opts.csrf;
-    const body = new URLSearchParams({ ...form, ...(token ? { _csrf: token } : {}) });
+    const body = new URLSearchParams();
+    for (const [k, v] of Object.entries(form)) for (const x of [v].flat()) body.append(k, x);
+    if (token) body.append("_csrf", token);
     const res = await fetch(`${s.url}${path}`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded", ...(cookie ? { cookie } : {}) },

@@ -6,15 +6,16 @@
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { normalizeUuid, RESERVED_PARAMS } from "../../query/filters.ts";
-import { APP_LABELS, type Model } from "../../registry/index.ts";
+import { APP_LABELS, hasNotes, type Model } from "../../registry/index.ts";
 import type { Ctx } from "../../service/context.ts";
 import { AppError, NotFoundError, PermissionDenied, ValidationError } from "../../service/errors.ts";
 import { mayDo } from "../../service/permissions.ts";
 import { getRow, listRows } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
+import { childTables, listColumns } from "../children.ts";
 import { filterControls, nonBlank } from "../filters.ts";
 import { esc, valueHtml } from "../format.ts";
-import { PANELS } from "../panels.ts";
+import { PANEL_FIELDS, PANEL_TITLES, PANELS } from "../panels.ts";
 import type { UiKit } from "../plugin.ts";
 import { titleOf, uiUrl } from "../views.ts";
 import { ACTIONS } from "./actions.ts";
@@ -33,18 +34,6 @@ function params(req: FastifyRequest): Map<string, string[]> {
   return out;
 }
 
-/** The list columns of a model: its display, then up to six short fields (status first). */
-function columnsOf(model: Model): string[] {
-  const skip = new Set(["description", "comments", "custom_fields", "config_context", "local_context_data"]);
-  const out: string[] = [];
-  for (const [name, fd] of model.fieldList) {
-    if (fd.hidden || fd.writeOnly || skip.has(name) || out.length >= 6) continue;
-    if (["fk", "status", "choice", "str", "int", "ip", "slug", "count", "bool"].includes(fd.kind))
-      out.push(name);
-  }
-  return out.filter((n) => n !== "name" && n !== "slug").slice(0, 6);
-}
-
 /** The object changes of one object (or the latest ones), newest first, as rows of the changes table. */
 async function changesFor(ctx: Ctx, objectId?: string): Promise<Obj[]> {
   const oc = ctx.reg.get("extras.objectchange");
@@ -54,6 +43,7 @@ async function changesFor(ctx: Ctx, objectId?: string): Promise<Obj[]> {
   return rows.map((r) => {
     const m = ctx.reg.models.get(String(r.changed_object_type));
     return {
+      changeUrl: `/${oc.app}/${oc.path}/${r.id}/`,
       time: String(r.time ?? "")
         .replace("T", " ")
         .slice(0, 19),
@@ -155,7 +145,7 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
     const sortRaw = all.get("sort")?.[0] ?? "";
     const sortName = sortRaw.replace(/^-/, "");
     const sortable = (n: string) =>
-      n === "name" || columnsOf(model).includes(n) || model.fields[n]?.kind === "str";
+      n === "name" || listColumns(model).includes(n) || model.fields[n]?.kind === "str";
     const sort =
       sortName &&
       model.fields[sortName] &&
@@ -185,7 +175,7 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
       include: new Set(),
       excludeConfigContext: true,
     });
-    const cols = columnsOf(model);
+    const cols = listColumns(model);
     const link = (o: number, sortBy?: string) => {
       const p = new URLSearchParams();
       for (const [k, vs] of all)
@@ -208,6 +198,8 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
       addUrl: writable && mayDo(ctx.grants, model, "add") ? `/${model.app}/${model.path}/add/` : undefined,
       bulkUrl:
         writable && mayDo(ctx.grants, model, "delete") ? `/${model.app}/${model.path}/delete/` : undefined,
+      bulkEditUrl:
+        writable && mayDo(ctx.grants, model, "change") ? `/${model.app}/${model.path}/edit/` : undefined,
       ids: objs.map((o) => String(o.id)),
       title: titleOf(model.plural ?? `${model.verbose}s`),
       q: all.get("q")?.[0] ?? "",
@@ -238,7 +230,9 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
     });
     if (!obj) throw new AppError(404, "Not found.");
     const fields = Object.entries(obj)
-      .filter(([k]) => !["id", "url", "display", "notes_url"].includes(k))
+      .filter(
+        ([k]) => !["id", "url", "display", "notes_url"].includes(k) && !PANEL_FIELDS[model.key]?.includes(k),
+      )
       .map(([k, v]) => ({ label: titleOf(k.replace(/_/g, " ")), value: valueHtml(v, k) }));
     // Objects pointing here (a site's racks and devices, a device's interfaces): counts linking to the
     // filtered list, one count query per relation.
@@ -265,11 +259,37 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
           label: x.label(row),
         }))
       : [];
+    const children = await childTables(ctx, model, row);
+    // Notes (Nautobot's Notes tab): newest last, as the API lists them, with an add form.
+    const noteModel = kit.reg.get("extras.note");
+    const notes =
+      hasNotes(model) && mayDo(ctx.grants, noteModel, "view")
+        ? (
+            await listRows(ctx, noteModel, {
+              params: new Map([
+                ["assigned_object_type", [model.key]],
+                ["assigned_object_id", [id]],
+              ]),
+              limit: 100,
+              offset: 0,
+            })
+          ).rows.map((n) => ({
+            user: n.user_name,
+            time: String(n.created ?? "")
+              .replace("T", " ")
+              .slice(0, 16),
+            note: n.note,
+          }))
+        : undefined;
     const panel = PANELS[model.key];
     const panels = panel ? await panel(ctx, row) : [];
     return kit.page(req, reply, "detail", {
+      children,
+      notes,
+      notesUrl:
+        notes && mayDo(ctx.grants, noteModel, "add") ? `/${model.app}/${model.path}/${id}/notes/` : undefined,
       panels,
-      panelTitle: model.key === "dcim.rack" ? "Elevation" : "Difference",
+      panelTitle: PANEL_TITLES[model.key] ?? "",
       actions,
       editUrl:
         writable && mayDo(ctx.grants, model, "change")

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { normalizeUuid } from "../../query/filters.ts";
-import type { Model } from "../../registry/index.ts";
+import { hasNotes, type Model } from "../../registry/index.ts";
 import type { Ctx } from "../../service/context.ts";
 import {
   AppError,
@@ -18,24 +18,11 @@ import { mayDo } from "../../service/permissions.ts";
 import { getRow, listRows } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
 import { createObject, deleteObjects, inTransaction, updateObject } from "../../service/write.ts";
-import { bodyFromForm, controlsFor, extrasFromForm } from "../forms.ts";
+import { bodyFromForm, controlsFor, extrasFromForm, splitErrors } from "../forms.ts";
 import type { UiKit } from "../plugin.ts";
 import { titleOf } from "../views.ts";
 
 type Obj = Record<string, unknown>;
-
-/** Field errors of a ValidationError as `{field: [messages]}` plus the messages without a field. */
-function splitErrors(e: ValidationError): { fields: Record<string, string[]>; general: string[] } {
-  const fields: Record<string, string[]> = {};
-  const general: string[] = [];
-  const errs = Array.isArray(e.errors) ? (e.errors[0] ?? {}) : e.errors;
-  for (const [k, v] of Object.entries(errs as Record<string, unknown>)) {
-    const msgs = [v].flat(3).map((x) => (typeof x === "object" ? JSON.stringify(x) : String(x)));
-    if (k === "non_field_errors" || k === "__all__") general.push(...msgs);
-    else fields[k] = msgs;
-  }
-  return { fields, general };
-}
 
 export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }): Promise<void> {
   const target = (req: FastifyRequest) => {
@@ -121,6 +108,24 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
     const ctx = await kit.ctxFor(req);
     await getRow(ctx, model, id, { params: new Map(), limit: 1, offset: 0, action: "change" });
     return save(req, reply, model, id);
+  });
+
+  // A note on an object (Nautobot's Notes tab), through the service layer like `POST …/notes/` in the API.
+  app.post("/:app/:model/:id/notes/", async (req, reply) => {
+    const { app: a, model: path } = req.params as { app: string; model: string };
+    const model = kit.reg.byUrl(a, path);
+    const id = normalizeUuid((req.params as { id: string }).id);
+    if (!model || !hasNotes(model) || !id) throw new NotFoundError();
+    const ctx = await kit.ctxFor(req);
+    const noteModel = kit.reg.get("extras.note");
+    need(ctx, noteModel, "add");
+    await getRow(ctx, model, id);
+    const note = String((req.body as Obj | undefined)?.note ?? "").trim();
+    if (note)
+      await inTransaction(ctx, (t) =>
+        createObject(t, noteModel, { note, assigned_object_type: model.key, assigned_object_id: id }),
+      );
+    return reply.redirect(`/${model.app}/${model.path}/${id}/#notes`, 302);
   });
 
   // Bulk delete from a list page: the selected rows, confirmed, then deleted all or none in one transaction.

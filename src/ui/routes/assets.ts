@@ -1,0 +1,36 @@
+/**
+ * Generated stylesheet of the web UI: status badges in each status's own colour, as Nautobot shows them
+ * (the status's `color` as background, black or white text by Nautobot's `fgcolor` rule). The statuses are
+ * data, so the sheet is built from the `extras_status` rows through the service layer.
+ */
+import type { FastifyInstance } from "fastify";
+import { statusesById } from "../../service/rows.ts";
+import type { UiKit } from "../plugin.ts";
+
+/** Nautobot `utils.foreground_color`: black on light backgrounds, white on dark ones (hex without `#`). */
+export function foregroundColor(hex: string): string {
+  const [r, g, b] = [0, 2, 4].map((i) => Number.parseInt(hex.slice(i, i + 2), 16)) as [
+    number,
+    number,
+    number,
+  ];
+  return r * 0.299 + g * 0.587 + b * 0.114 > 186 ? "000000" : "ffffff";
+}
+
+export async function assetRoutes(app: FastifyInstance, { kit }: { kit: UiKit }): Promise<void> {
+  app.get("/ui/status-colors.css", async (req, reply) => {
+    const ctx = await kit.ctxFor(req);
+    const rules: string[] = [];
+    for (const s of (await statusesById(ctx)).values()) {
+      const slug = String(s.slug ?? "");
+      const color = String(s.color ?? "").toLowerCase();
+      // Only safe class names and hex colours reach the sheet.
+      if (!/^[a-z0-9_-]+$/.test(slug) || !/^[0-9a-f]{6}$/.test(color)) continue;
+      rules.push(`.badge.status.${slug}{background:#${color};color:#${foregroundColor(color)}}`);
+    }
+    return reply
+      .header("Content-Type", "text/css; charset=utf-8")
+      .header("Cache-Control", "private, max-age=60")
+      .send(`${rules.join("\n")}\n`);
+  });
+}

@@ -1,0 +1,180 @@
+/**
+ * Bulk edit from list pages (issue 10; Nautobot's `BulkEditView`): the selected rows get one form of the
+ * fields objects commonly share (status, role, tenant, platform…; never names, slugs or other unique
+ * fields). A blank control leaves the field unchanged, "Set null" clears it, tags are added and removed.
+ * Every object is updated through the service layer in one transaction: all or none, with the first
+ * object's validation errors shown beside the fields, naming the object.
+ */
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { normalizeUuid } from "../../query/filters.ts";
+import type { Model } from "../../registry/index.ts";
+import type { FieldDef } from "../../registry/meta.ts";
+import type { Ctx } from "../../service/context.ts";
+import { NotFoundError, PermissionDenied, ValidationError } from "../../service/errors.ts";
+import { mayDo } from "../../service/permissions.ts";
+import { listRows } from "../../service/read.ts";
+import { represent } from "../../service/represent.ts";
+import { inTransaction, snapshots, updateObject } from "../../service/write.ts";
+import { bodyFromForm, type Control, controlsFor, splitErrors } from "../forms.ts";
+import type { UiKit } from "../plugin.ts";
+import { titleOf } from "../views.ts";
+
+type Obj = Record<string, unknown>;
+
+/** Most objects one bulk edit changes (a list page shows at most 1,000 rows). */
+const MAX_OBJECTS = 1000;
+
+/** Field kinds a bulk edit offers: values many objects share. */
+const BULK_KINDS = new Set([
+  "fk",
+  "status",
+  "choice",
+  "bool",
+  "int",
+  "decimal",
+  "str",
+  "text",
+  "date",
+  "mac",
+]);
+
+/** Whether a field belongs on the bulk-edit form: writable, shared, not an identity. */
+export function bulkEditable(name: string, fd: FieldDef): boolean {
+  if (fd.readOnly || fd.hidden || fd.writeOnly || !BULK_KINDS.has(fd.kind)) return false;
+  if (fd.unique || name === "name" || name === "slug" || name === "_name") return false;
+  return !(fd.kind === "str" && name.endsWith("_id"));
+}
+
+const list = (v: unknown): string[] =>
+  Array.isArray(v) ? v.map(String) : v === undefined || v === "" ? [] : [String(v)];
+
+/** The controls of the bulk form: blank means unchanged; checkboxes become yes/no selects. */
+async function bulkControls(ctx: Ctx, model: Model, posted: Obj, errors: Record<string, string[]>) {
+  const fields = new Set(model.fieldList.filter(([n, fd]) => bulkEditable(n, fd)).map(([n]) => n));
+  const all = await controlsFor(ctx, model, { _bulk: true }, errors);
+  const out: Array<Control & { nullable: boolean }> = [];
+  for (const c of all) {
+    if (!fields.has(c.name)) continue;
+    const fd = model.fields[c.name]!;
+    const nullable =
+      !fd.required && (fd.nullable || fd.kind === "fk" || fd.kind === "str" || fd.kind === "text");
+    const value = String(list(posted[c.name])[0] ?? "");
+    if (c.kind === "checkbox")
+      out.push({
+        ...c,
+        kind: "select",
+        value,
+        options: [
+          { value: "true", label: "Yes" },
+          { value: "false", label: "No" },
+        ],
+        nullable: false,
+      });
+    else out.push({ ...c, value, required: false, nullable });
+  }
+  if (model.tags) {
+    const tags = all.find((c) => c.name === "tags");
+    if (tags?.options)
+      for (const [name, label] of [
+        ["add_tags", "Add tags"],
+        ["remove_tags", "Remove tags"],
+      ] as const)
+        out.push({ ...tags, name, label, value: list(posted[name]), nullable: false, errors: [] });
+  }
+  return out;
+}
+
+export async function bulkEditRoutes(app: FastifyInstance, { kit }: { kit: UiKit }): Promise<void> {
+  const target = (req: FastifyRequest): Model => {
+    const { app: a, model: path } = req.params as { app: string; model: string };
+    const model = kit.reg.byUrl(a, path);
+    if (!model || model.readOnly || model.key === "users.token") throw new NotFoundError();
+    return model;
+  };
+
+  app.post("/:app/:model/edit/", async (req, reply) => {
+    const model = target(req);
+    const ctx = await kit.ctxFor(req);
+    if (!mayDo(ctx.grants, model, "change")) throw new PermissionDenied();
+    const posted = (req.body ?? {}) as Obj;
+    const ids = list(posted.pk)
+      .map((v) => normalizeUuid(v))
+      .filter((v): v is string => !!v)
+      .slice(0, MAX_OBJECTS);
+    const listUrl = `/${model.app}/${model.path}/`;
+    if (!ids.length) return reply.redirect(listUrl, 302);
+    // Only objects the user may change are edited (the API's `change` constraints).
+    const { rows } = await listRows(ctx, model, {
+      params: new Map([["id", ids]]),
+      limit: undefined,
+      offset: 0,
+      action: "change",
+    });
+    const objs = await represent(ctx, model, rows, "full", {
+      include: new Set(),
+      excludeConfigContext: true,
+    });
+    const draw = async (errors: Record<string, string[]> = {}, general: string[] = [], status = 200) =>
+      kit.page(
+        req,
+        reply,
+        "bulk-edit",
+        {
+          title: `Edit ${objs.length} ${titleOf(model.plural ?? `${model.verbose}s`)}`,
+          what: objs.map((o) => String(o.display)),
+          ids: objs.map((o) => String(o.id)),
+          action: `${listUrl}edit/`,
+          cancel: listUrl,
+          controls: await bulkControls(ctx, model, posted, errors),
+          nullify: list(posted._nullify),
+          general,
+        },
+        status,
+      );
+    if (posted._apply !== "yes" || !objs.length) return draw();
+
+    // The patch: non-blank controls, then the fields to clear.
+    const { body: converted } = bodyFromForm(model, posted);
+    const patch: Obj = {};
+    const errors: Record<string, string[]> = {};
+    for (const [name, fd] of model.fieldList) {
+      if (!bulkEditable(name, fd)) continue;
+      const raw = list(posted[name])[0] ?? "";
+      if (raw !== "") {
+        if ((fd.kind === "int" || fd.kind === "decimal") && !/^-?\d+(\.\d+)?$/.test(raw))
+          errors[name] = ["Enter a number."];
+        else patch[name] = fd.kind === "bool" ? raw === "true" : converted[name];
+      }
+    }
+    for (const name of list(posted._nullify)) {
+      const fd = model.fields[name];
+      if (fd && bulkEditable(name, fd)) patch[name] = fd.kind === "str" || fd.kind === "text" ? "" : null;
+    }
+    if (Object.keys(errors).length) return draw(errors, [], 400);
+    const add = list(posted.add_tags);
+    const remove = new Set(list(posted.remove_tags));
+    const tagsOf = (o: Obj) => (Array.isArray(o.tags) ? o.tags.map((t) => String((t as Obj).id)) : []);
+    let current = "";
+    try {
+      await inTransaction(ctx, async (t) => {
+        const taken = await snapshots(
+          t,
+          model,
+          objs.map((o) => String(o.id)),
+        );
+        for (const o of objs) {
+          current = String(o.display);
+          const body: Obj = { ...patch };
+          if (model.tags && (add.length || remove.size))
+            body.tags = [...new Set([...tagsOf(o), ...add])].filter((x) => !remove.has(x));
+          if (Object.keys(body).length) await updateObject(t, model, String(o.id), body, true, taken);
+        }
+      });
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      const { fields, general } = splitErrors(e);
+      return draw(fields, [`${current} failed validation; no object was changed.`, ...general], 400);
+    }
+    return reply.redirect(listUrl, 302);
+  });
+}
