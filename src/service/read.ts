@@ -75,6 +75,20 @@ export async function listRows(
   return { count, rows };
 }
 
+/**
+ * Whether more than `n` rows of `model` are visible to `ctx` (with `p`'s filters, none by default), by a
+ * bounded `LIMIT n+1` scan without ordering: cheap on large tables where `count(*)` or an ordered page is not.
+ * Used by the web interface to decide between a select of related objects and a text box.
+ */
+export async function hasMoreThan(ctx: Ctx, model: Model, n: number, p?: ListParams): Promise<boolean> {
+  const base = await filtered(ctx, model, p ?? { params: new Map(), limit: undefined, offset: 0 });
+  const rows = await base
+    .select("t.id")
+    .limit(n + 1)
+    .execute();
+  return rows.length > n;
+}
+
 /** One row by id, honouring filters (Nautobot applies filters to detail routes too). @throws NotFoundError */
 export async function getRow(ctx: Ctx, model: Model, id: string, p?: ListParams): Promise<Row> {
   const plain =

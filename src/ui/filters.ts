@@ -6,7 +6,7 @@
  */
 import type { Model } from "../registry/index.ts";
 import type { Ctx } from "../service/context.ts";
-import { listRows } from "../service/read.ts";
+import { hasMoreThan, listRows } from "../service/read.ts";
 import { represent } from "../service/represent.ts";
 import { statusesFor } from "../service/rows.ts";
 import { MAX_OPTIONS } from "./forms.ts";
@@ -35,12 +35,8 @@ async function optionsOf(
   key: string,
 ): Promise<Array<{ value: string; label: string }> | undefined> {
   const target = ctx.reg.get(key);
-  const { count, rows } = await listRows(ctx, target, {
-    params: new Map(),
-    limit: MAX_OPTIONS,
-    offset: 0,
-  }).catch(() => ({ count: Number.POSITIVE_INFINITY, rows: [] }));
-  if (count > MAX_OPTIONS) return undefined;
+  if (await hasMoreThan(ctx, target, MAX_OPTIONS).catch(() => true)) return undefined;
+  const { rows } = await listRows(ctx, target, { params: new Map(), limit: MAX_OPTIONS, offset: 0 });
   return (await represent(ctx, target, rows, { fields: [] })).map((o) => ({
     value: String(o.id),
     label: String(o.display),

@@ -8,7 +8,7 @@ import type { Model } from "../registry/index.ts";
 import type { FieldDef } from "../registry/meta.ts";
 import type { Ctx } from "../service/context.ts";
 import type { ValidationError } from "../service/errors.ts";
-import { listRows } from "../service/read.ts";
+import { hasMoreThan, listRows } from "../service/read.ts";
 import { represent } from "../service/represent.ts";
 import { customFieldsFor, statusesFor } from "../service/rows.ts";
 import { titleOf } from "./views.ts";
@@ -39,8 +39,8 @@ async function relatedOptions(
   to: string,
 ): Promise<Array<{ value: string; label: string }> | undefined> {
   const target = ctx.reg.get(to);
-  const { count, rows } = await listRows(ctx, target, { params: new Map(), limit: MAX_OPTIONS, offset: 0 });
-  if (count > MAX_OPTIONS) return undefined;
+  if (await hasMoreThan(ctx, target, MAX_OPTIONS)) return undefined;
+  const { rows } = await listRows(ctx, target, { params: new Map(), limit: MAX_OPTIONS, offset: 0 });
   const objs = await represent(ctx, target, rows, { fields: [] });
   return objs.map((o) => ({ value: String(o.id), label: String(o.display) }));
 }

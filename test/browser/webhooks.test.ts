@@ -80,7 +80,13 @@ describe("webhooks and permissions in Chromium", () => {
     await page.goto(`${s.url}/extras/webhook-deliveries/`);
     await page.waitForSelector("table >> text=Succeeded");
     await page.click("table.list tbody tr >> nth=0 >> a >> nth=0");
-    await page.waitForSelector("text=Attempt log");
+    await page.waitForSelector("figcaption >> text=Attempts");
+    const attempt = await page.textContent("figure:has(figcaption:text('Attempts')) tbody tr");
+    assert.match(attempt ?? "", /^1.*200/, "the first attempt answered 200");
+    const signature = await page.textContent(
+      "figure:has(figcaption:text('Request')) tr:has(th:text('X-Hook-Signature')) td",
+    );
+    assert.equal(signature, "<redacted>");
     await page.screenshot({ path: `${SHOTS}/delivery-succeeded.png`, fullPage: true });
 
     // Dead port: the next change fails and waits to retry.

@@ -86,6 +86,17 @@ describe("webhooks in the web interface", () => {
     );
     const list = await web.get(`/extras/webhook-deliveries/?webhook_id=${hookId}`);
     assert.match(list.html, /Succeeded/);
+    // The delivery's page: its attempt (number, status 200) and the request with the signature redacted.
+    const done = (await s.api(`/api/extras/webhook-deliveries/?webhook_id=${hookId}&state=succeeded`)).body
+      .results[0];
+    const donePage = await web.get(`/extras/webhook-deliveries/${done.id}/`);
+    assert.match(donePage.html, /<figcaption>Attempts<\/figcaption>/);
+    assert.match(
+      donePage.html,
+      /<tr><td class="num">1<\/td><td>[^<]+<\/td><td class="num">200<\/td>/,
+    );
+    assert.match(donePage.html, /<th>X-Hook-Signature<\/th><td><code>&lt;redacted&gt;<\/code><\/td>/);
+    assert.match(donePage.html, /&quot;site&quot;: &quot;Hooked&quot;/, "the body as sent, escaped");
 
     // A dead target: the delivery fails (one attempt, then waits to retry).
     const deadPort = rx.port;

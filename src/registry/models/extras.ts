@@ -341,7 +341,7 @@ export const webhookDelivery = defineModel({
     completed_at: f.datetime({ readOnly: true, nullable: true }),
     last_status_code: f.int({ readOnly: true, nullable: true }),
     last_error: f.text({ readOnly: true }),
-    last_duration_ms: f.int({ readOnly: true, nullable: true, label: "Duration (ms)" }),
+    last_duration_ms: f.int({ readOnly: true, nullable: true, label: "Last duration (ms)" }),
     request: f.json({ readOnly: true, help: "The last request as sent (signature redacted)." }),
     attempt_log: f.json({ readOnly: true, help: "Every attempt: number, start, duration, status, error." }),
     seq: f.int({ readOnly: true, hidden: true, noFilter: true }),

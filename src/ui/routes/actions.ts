@@ -26,7 +26,9 @@ export const ACTIONS: Record<
     { name: "retry-failed", label: () => "Retry failed deliveries" },
     { name: "toggle", label: (r) => (r.enabled ? "Disable" : "Enable") },
   ],
-  "extras.webhookdelivery": [{ name: "retry", label: () => "Retry now" }],
+  "extras.webhookdelivery": [
+    { name: "retry", label: (r) => (r.state === "succeeded" ? "Deliver again" : "Retry now") },
+  ],
 };
 
 export async function actionRoutes(

@@ -233,7 +233,10 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
       .filter(
         ([k]) => !["id", "url", "display", "notes_url"].includes(k) && !PANEL_FIELDS[model.key]?.includes(k),
       )
-      .map(([k, v]) => ({ label: titleOf(k.replace(/_/g, " ")), value: valueHtml(v, k) }));
+      .map(([k, v]) => ({
+        label: model.fields[k]?.label ?? titleOf(k.replace(/_/g, " ")),
+        value: valueHtml(v, k),
+      }));
     // Objects pointing here (a site's racks and devices, a device's interfaces): counts linking to the
     // filtered list, one count query per relation.
     const related: Obj[] = [];
