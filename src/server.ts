@@ -1,9 +1,12 @@
 /**
- * The whole web server: the REST API (`http/`) and the web interface (`ui/`), siblings over the service
- * layer, composed here so that neither imports the other.
+ * The whole web server: the REST API (`http/`), GraphQL (`graphql/`) and the web interface (`ui/`), siblings
+ * over the service layer, composed here so that none imports another.
  */
 import type { FastifyInstance } from "fastify";
+import { limitsFromEnv } from "./graphql/limits.ts";
+import { graphqlPlugin } from "./graphql/plugin.ts";
 import { type AppDeps, buildApp, VERSION } from "./http/app.ts";
+import { makeKit } from "./http/kit.ts";
 import { uiPlugin } from "./ui/plugin.ts";
 import { workerSettingsFromEnv } from "./webhooks/worker.ts";
 
@@ -17,6 +20,12 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
     webhookMaxAttempts: deps.config.webhookMaxAttempts,
   };
   const webhookSettings = workerSettingsFromEnv(process.env, VERSION);
+  const kit = makeKit(deps.store, deps.reg, deps.config, settings);
+  await app.register(graphqlPlugin, {
+    reg: deps.reg,
+    limits: limitsFromEnv(process.env),
+    ctxFor: kit.ctxFor,
+  });
   await app.register(uiPlugin, { store: deps.store, reg: deps.reg, settings, webhookSettings });
   return app;
 }

@@ -195,7 +195,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         if (!(config.anonymousRead && (req.method === "GET" || req.method === "HEAD"))) {
           throw new AppError(403, "Authentication credentials were not provided.");
         }
-      } else if (!SAFE.has(req.method) && !req.auth.writeEnabled) {
+      } else if (!SAFE.has(req.method) && !req.auth.writeEnabled && path !== "/api/graphql/") {
+        // A GraphQL POST only reads: a read-only token may send it (Nautobot's view needs IsAuthenticated).
         throw new PermissionDenied();
       }
     }

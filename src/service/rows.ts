@@ -234,3 +234,46 @@ export async function findRecords(
   for (const r of rows) out.push(await toRecord(ctx, model, r));
   return out;
 }
+
+/**
+ * The (source id, target id) pairs of a many-to-many field for `ids`, from its join table: one query per
+ * 2000 ids (GraphQL's `tagged_vlans`, `content_types`). Content-type fields give the content type as target.
+ */
+export async function m2mPairs(
+  ctx: Ctx,
+  model: Model,
+  field: string,
+  ids: readonly string[],
+): Promise<Array<[string, string]>> {
+  const fd = model.fields[field];
+  const target = fd?.kind === "cts" ? "content_type" : "target_id";
+  const out: Array<[string, string]> = [];
+  for (const part of chunks([...new Set(ids)])) {
+    const rows = await ctx.db
+      .selectFrom(joinTable(model, field))
+      .select(["source_id", target])
+      .where("source_id", "in", part)
+      .execute();
+    for (const r of rows) out.push([String(r.source_id), String(r[target])]);
+  }
+  return out;
+}
+
+/** The (object id, tag id) pairs of objects of one model: one query per 2000 ids. */
+export async function tagPairs(
+  ctx: Ctx,
+  model: Model,
+  ids: readonly string[],
+): Promise<Array<[string, string]>> {
+  const out: Array<[string, string]> = [];
+  for (const part of chunks([...new Set(ids)])) {
+    const rows = await ctx.db
+      .selectFrom("extras_taggeditem")
+      .select(["object_id", "tag_id"])
+      .where("content_type", "=", model.key)
+      .where("object_id", "in", part)
+      .execute();
+    for (const r of rows) out.push([String(r.object_id), String(r.tag_id)]);
+  }
+  return out;
+}

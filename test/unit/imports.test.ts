@@ -16,7 +16,8 @@ const ALLOWED: Record<string, string[]> = {
   webhooks: ["webhooks", "service", "store", "registry", "template", "net"],
   importer: ["importer", "service", "registry", "store", "net", "config"],
   ui: ["ui", "service", "registry", "query", "store", "webhooks"],
-  server: ["server", "http", "ui", "config", "webhooks"],
+  graphql: ["graphql", "service", "registry", "query", "store", "net"],
+  server: ["server", "http", "graphql", "ui", "config", "webhooks"],
   cli: [
     "cli",
     "server",

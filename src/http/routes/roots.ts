@@ -24,6 +24,7 @@ export async function rootRoutes(app: FastifyInstance, { kit }: { kit: HttpKit }
       "circuits",
       "dcim",
       "extras",
+      "graphql",
       "ipam",
       "plugins",
       "status",

@@ -5,6 +5,7 @@
  * field lists compared against a running Nautobot 1.6.32 at API 1.2).
  */
 
+import { GraphQLError, Kind, parse, print } from "graphql";
 import { checkTemplate } from "../../template/jinja.ts";
 import { defineModel, f, type ModelDef } from "../meta.ts";
 
@@ -370,6 +371,48 @@ export const dynamicGroupMembership = defineModel({
   },
 });
 
+/**
+ * A saved GraphQL query (Nautobot 1.6 `GraphQLQuery`), run by `POST …/graphql-queries/<id>/run/`. Saving
+ * parses the query (a syntax error is reported under `query`) and sets `variables` to its variables with
+ * their default values as text, "" when none (Nautobot's `GraphQLQuery.save`).
+ */
+export const graphqlQuery = defineModel({
+  app: "extras",
+  name: "graphqlquery",
+  verbose: "GraphQL query",
+  plural: "GraphQL queries",
+  path: "graphql-queries",
+  changelog: true,
+  notes: true,
+  fields: {
+    name: f.name(100, { unique: true }),
+    slug: { ...f.slug("name", { unique: true }) },
+    query: f.text({ required: true }),
+    variables: f.json({ default: {}, object: true }),
+  },
+  nested: ["name"],
+  ordering: ["slug"],
+  search: ["name", "slug", "query"],
+  validate({ data, error }) {
+    if (typeof data.query !== "string" || !data.query.trim()) return;
+    try {
+      const doc = parse(data.query);
+      const variables: Record<string, string> = {};
+      for (const d of doc.definitions)
+        if (d.kind === Kind.OPERATION_DEFINITION)
+          for (const v of d.variableDefinitions ?? [])
+            variables[v.variable.name.value] = !v.defaultValue
+              ? ""
+              : v.defaultValue.kind === Kind.STRING
+                ? v.defaultValue.value
+                : print(v.defaultValue);
+      data.variables = variables;
+    } catch (e) {
+      error("query", e instanceof GraphQLError ? e.message : String(e));
+    }
+  },
+});
+
 export const models: ModelDef[] = [
   customFieldChoice,
   note,
@@ -380,4 +423,5 @@ export const models: ModelDef[] = [
   exportTemplate,
   dynamicGroup,
   dynamicGroupMembership,
+  graphqlQuery,
 ];

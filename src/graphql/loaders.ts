@@ -1,0 +1,117 @@
+/**
+ * Set-wise loading for one GraphQL request (issue 11): every relation of a query level is one batch (a
+ * DataLoader per relation and argument set), so a level costs one SQL query per relation for all its
+ * objects, never one per object. Every load honours the user's view permissions, as REST lists do, and
+ * counts rows against the request's row budget.
+ */
+import DataLoader from "dataloader";
+import { GraphQLError } from "graphql";
+import type { Model } from "../registry/index.ts";
+import type { ComputedField } from "../registry/meta.ts";
+import { loadComputed } from "../service/computed.ts";
+import type { Ctx } from "../service/context.ts";
+import { type ListParams, listRows, listRowsWhereIn } from "../service/read.ts";
+import { m2mPairs, type Row, tagPairs } from "../service/rows.ts";
+
+/** Per-request loaders. `maxRows` bounds the rows one request may load (error when exceeded). */
+export class Loaders {
+  private readonly maps = new Map<string, DataLoader<any, any>>();
+  /** Rows loaded so far by this request. */
+  rows = 0;
+
+  readonly ctx: Ctx;
+  readonly maxRows: number;
+
+  constructor(ctx: Ctx, maxRows: number) {
+    this.ctx = ctx;
+    this.maxRows = maxRows;
+  }
+
+  private count(n: number): void {
+    this.rows += n;
+    if (this.rows > this.maxRows)
+      throw new GraphQLError(
+        `Query loads more than ${this.maxRows} objects; narrow it with filters or limit/offset.`,
+        { extensions: { code: "TOO_MANY_ROWS" } },
+      );
+  }
+
+  private loader<K, V>(key: string, batch: (keys: readonly K[]) => Promise<V[]>): DataLoader<K, V> {
+    let l = this.maps.get(key);
+    if (!l) {
+      l = new DataLoader<K, V>(batch, { maxBatchSize: 10_000 });
+      this.maps.set(key, l);
+    }
+    return l;
+  }
+
+  /** A page of a model's visible rows with REST filter parameters (top-level list fields). */
+  async list(model: Model, p: ListParams): Promise<Row[]> {
+    const { rows } = await listRows(this.ctx, model, { ...p, skipCount: true });
+    this.count(rows.length);
+    return rows;
+  }
+
+  /** A visible object by id (null when absent or not permitted). */
+  byId(model: Model): DataLoader<string, Row | null> {
+    return this.loader(`id:${model.key}`, async (ids: readonly string[]) => {
+      const rows = await listRowsWhereIn(this.ctx, model, "id", ids);
+      this.count(rows.length);
+      const byId = new Map(rows.map((r) => [String(r.id), r]));
+      return ids.map((id) => byId.get(id) ?? null);
+    });
+  }
+
+  /**
+   * Visible rows of `model` whose `column` holds a parent's id, filtered by `params` (a reverse relation
+   * with the child's filters as arguments), grouped by parent in the model's order.
+   */
+  children(
+    model: Model,
+    column: string,
+    params: ReadonlyMap<string, string[]>,
+    argKey: string,
+  ): DataLoader<string, Row[]> {
+    return this.loader(`rev:${model.key}:${column}:${argKey}`, async (parents: readonly string[]) => {
+      const rows = await listRowsWhereIn(this.ctx, model, column, parents, {
+        params,
+        limit: undefined,
+        offset: 0,
+      });
+      this.count(rows.length);
+      const by = new Map<string, Row[]>();
+      for (const r of rows) {
+        const k = String(r[column]);
+        const list = by.get(k);
+        if (list) list.push(r);
+        else by.set(k, [r]);
+      }
+      return parents.map((p) => by.get(p) ?? []);
+    });
+  }
+
+  /** Target ids of a many-to-many (or content-types) field, per source object. */
+  links(model: Model, field: string): DataLoader<string, string[]> {
+    return this.loader(`m2m:${model.key}:${field}`, async (ids: readonly string[]) => {
+      const by = new Map<string, string[]>();
+      for (const [s, t] of await m2mPairs(this.ctx, model, field, ids)) by.set(s, [...(by.get(s) ?? []), t]);
+      return ids.map((id) => by.get(id) ?? []);
+    });
+  }
+
+  /** Tag ids per object. */
+  tags(model: Model): DataLoader<string, string[]> {
+    return this.loader(`tags:${model.key}`, async (ids: readonly string[]) => {
+      const by = new Map<string, string[]>();
+      for (const [o, t] of await tagPairs(this.ctx, model, ids)) by.set(o, [...(by.get(o) ?? []), t]);
+      return ids.map((id) => by.get(id) ?? []);
+    });
+  }
+
+  /** A computed value (config context, driver mappings) per row, computed for the whole level at once. */
+  computed(model: Model, name: string, field: ComputedField): DataLoader<Row, unknown> {
+    return this.loader(`cmp:${model.key}:${name}`, async (rows: readonly Row[]) =>
+      loadComputed(this.ctx, model, rows, name, field, "full"),
+    );
+  }
+}

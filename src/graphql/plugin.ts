@@ -1,0 +1,145 @@
+/**
+ * GraphQL over HTTP (issue 11; Nautobot 1.6 `GraphQLDRFAPIView`): `POST /api/graphql/` with
+ * `{query, variables, operationName}` and `GET /api/graphql/?query=`, behind the API's token
+ * authentication (the http layer's request hook has set the user and grants), and the saved queries'
+ * `POST /api/extras/graphql-queries/<id>/run/` with `{variables}`. Parse and validation errors answer 400
+ * `{"errors": [...]}`; errors while resolving answer 200 with `data` and `errors`, as Nautobot does.
+ * The response header `X-SQL-Queries` counts the SQL statements the request ran.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { type DocumentNode, execute, type GraphQLSchema, parse, specifiedRules, validate } from "graphql";
+import type { Kysely, KyselyPlugin } from "kysely";
+import { normalizeUuid } from "../query/filters.ts";
+import type { Registry } from "../registry/index.ts";
+import type { Ctx } from "../service/context.ts";
+import { NotFoundError } from "../service/errors.ts";
+import { getRow, listRows } from "../service/read.ts";
+import { m2mPairs } from "../service/rows.ts";
+import { parseJsonColumn } from "../store/values.ts";
+import { limitRule, type QueryLimits } from "./limits.ts";
+import { Loaders } from "./loaders.ts";
+import { buildSchema, type GraphContext } from "./schema.ts";
+
+/** What the plugin needs from the server: the registry and a service context for a request. */
+export interface GraphqlOptions {
+  reg: Registry;
+  limits: QueryLimits;
+  /** The request's service context (user, grants, base URL), as the REST routes get it. */
+  ctxFor(req: FastifyRequest): Ctx;
+}
+
+/** A Kysely plugin counting the statements run through it. */
+class Counter implements KyselyPlugin {
+  n = 0;
+  transformQuery(args: Parameters<KyselyPlugin["transformQuery"]>[0]) {
+    return args.node;
+  }
+  async transformResult(args: Parameters<KyselyPlugin["transformResult"]>[0]) {
+    this.n++;
+    return args.result;
+  }
+}
+
+let cachedSchema: { key: string; schema: GraphQLSchema } | undefined;
+
+/**
+ * The schema for the current custom fields (model key → `cf_` names), rebuilt when they change. Two small
+ * queries per request, memoised with the read cache.
+ */
+async function schemaFor(ctx: Ctx, reg: Registry): Promise<GraphQLSchema> {
+  let key = ctx.memo.get("graphql:cf") as string | undefined;
+  let byModel: Map<string, string[]> | undefined;
+  if (key === undefined) {
+    const system: Ctx = { ...ctx, grants: undefined };
+    const cfModel = reg.get("extras.customfield");
+    const { rows } = await listRows(system, cfModel, { params: new Map(), limit: undefined, offset: 0 });
+    const names = new Map(rows.map((r) => [String(r.id), String(r.name)]));
+    byModel = new Map();
+    for (const [id, ct] of await m2mPairs(system, cfModel, "content_types", [...names.keys()]))
+      byModel.set(ct, [...(byModel.get(ct) ?? []), names.get(id)!].sort());
+    key = JSON.stringify([...byModel].sort());
+    ctx.memo.set("graphql:cf", key);
+  }
+  if (cachedSchema?.key !== key) {
+    if (!byModel) {
+      byModel = new Map(JSON.parse(key) as Array<[string, string[]]>);
+    }
+    cachedSchema = { key, schema: buildSchema(reg, byModel) };
+  }
+  return cachedSchema.schema;
+}
+
+/** Run one GraphQL request and answer it. */
+async function run(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  opts: GraphqlOptions,
+  query: unknown,
+  variables: unknown,
+  operationName: unknown,
+): Promise<FastifyReply> {
+  const send = (status: number, body: unknown) =>
+    reply.code(status).header("Content-Type", "application/json").send(JSON.stringify(body));
+  if (typeof query !== "string" || !query.trim())
+    return send(400, { errors: [{ message: "Must provide query string." }] });
+  const base = opts.ctxFor(req);
+  const counter = new Counter();
+  const ctx: Ctx = { ...base, db: (base.db as Kysely<any>).withPlugin(counter) };
+  const schema = await schemaFor(ctx, opts.reg);
+  let doc: DocumentNode;
+  try {
+    doc = parse(query);
+  } catch (e) {
+    return send(400, { errors: [errorJson(e)] });
+  }
+  const problems = validate(schema, doc, [...specifiedRules, limitRule(opts.limits)]);
+  if (problems.length) return send(400, { errors: problems.map(errorJson) });
+  const vars = typeof variables === "string" ? parseJsonColumn(variables) : variables;
+  const context: GraphContext = { ctx, loaders: new Loaders(ctx, opts.limits.maxRows) };
+  const result = await execute({
+    schema,
+    document: doc,
+    contextValue: context,
+    variableValues: vars && typeof vars === "object" ? (vars as Record<string, unknown>) : undefined,
+    operationName: typeof operationName === "string" ? operationName : undefined,
+  });
+  reply.header("X-SQL-Queries", String(counter.n));
+  if (result.errors?.length && result.data === undefined)
+    return send(400, { errors: result.errors.map(errorJson) });
+  return send(
+    200,
+    result.errors?.length
+      ? { errors: result.errors.map(errorJson), data: result.data }
+      : { data: result.data },
+  );
+}
+
+/** A GraphQL error as JSON (message, locations, path); internal errors are logged, not shown. */
+function errorJson(e: unknown): Record<string, unknown> {
+  const err = e as { message?: string; locations?: unknown; path?: unknown; originalError?: unknown };
+  const out: Record<string, unknown> = { message: String(err.message ?? e) };
+  if (err.locations) out.locations = err.locations;
+  if (err.path) out.path = err.path;
+  return out;
+}
+
+/** Register the GraphQL routes. */
+export async function graphqlPlugin(app: FastifyInstance, opts: GraphqlOptions): Promise<void> {
+  app.post("/api/graphql/", async (req, reply) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    return run(req, reply, opts, body.query, body.variables, body.operationName);
+  });
+  app.get("/api/graphql/", async (req, reply) => {
+    const q = req.query as Record<string, unknown>;
+    return run(req, reply, opts, q.query, q.variables, q.operationName);
+  });
+  app.post("/api/extras/graphql-queries/:id/run/", async (req, reply) => {
+    const raw = (req.params as { id: string }).id;
+    const id = normalizeUuid(raw);
+    if (!id) throw new NotFoundError();
+    const ctx = opts.ctxFor(req);
+    const row = await getRow(ctx, opts.reg.get("extras.graphqlquery"), id);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    return run(req, reply, opts, row.query, body.variables ?? {}, undefined);
+  });
+}
