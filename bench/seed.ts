@@ -6,7 +6,7 @@
  */
 import type { Registry } from "../src/registry/index.ts";
 import { type Ctx, makeCtx } from "../src/service/context.ts";
-import { createObject, inTransaction } from "../src/service/write.ts";
+import { createObject, inTransaction, updateObject } from "../src/service/write.ts";
 import type { Store } from "../src/store/db.ts";
 
 /** Sizes of the synthetic estate. */
@@ -46,7 +46,13 @@ export async function grow(
     }
     const role = await createObject(t, m("dcim.devicerole"), { name: "Benchmark Leaf", color: "2196f3" });
     const region = await createObject(t, m("dcim.region"), { name: "Benchmark" });
-    return { dt, role, region };
+    const platform = await createObject(t, m("dcim.platform"), {
+      name: "Benchmark OS",
+      manufacturer: mfr,
+      napalm_driver: "junos",
+    });
+    const tenant = await createObject(t, m("tenancy.tenant"), { name: "Benchmark Tenant" });
+    return { dt, role, region, platform, tenant };
   });
   const sites: Array<{ id: string; name: string; racks: string[]; n: number }> = [];
   for (let s = 0; s < siteCount; s++) {
@@ -102,6 +108,8 @@ export async function grow(
             name: `${site.name}-leaf-${String(inSite + 1).padStart(4, "0")}`,
             device_type: setup.dt,
             device_role: setup.role,
+            platform: setup.platform,
+            tenant: setup.tenant,
             site: site.id,
             rack: site.racks[Math.floor(inSite / 40)],
             position: (inSite % 40) + 1,
@@ -137,13 +145,15 @@ export async function grow(
         const list = byDev.get(dev) ?? [];
         for (let i = 0; i < perDevice && i < list.length && ips < size.ips; i++) {
           const host = (k % devicesPerSite) * perDevice + i + 1;
-          await createObject(t, m("ipam.ipaddress"), {
+          const ip = await createObject(t, m("ipam.ipaddress"), {
             address: `10.${site.n % 256}.${Math.floor(host / 256) % 256}.${host % 256}/16`,
             status: "active",
             assigned_object_type: "dcim.interface",
             assigned_object_id: list[i],
             dns_name: `${site.name}-${k}-${i}.bench.example`,
           });
+          // The device's first address is its primary IPv4 (the GraphQL inventory scenario reads it).
+          if (i === 0) await updateObject(t, m("dcim.device"), dev, { primary_ip4: ip }, true);
           ips++;
         }
       }

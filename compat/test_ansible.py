@@ -44,3 +44,16 @@ def test_inventory_plugin_groups_by_site_and_role():
     assert set(inv["sites_ans1"]["hosts"]) == {"edge1", "edge2"}
     assert set(inv["device_roles_ansible-edge"]["hosts"]) == {"edge1", "edge2"}
     assert inv["_meta"]["hostvars"]["edge1"]["ansible_host"].startswith("172.30.255.")
+
+
+def test_gql_inventory_plugin():
+    """The GraphQL inventory plugin: one POST /api/graphql/ with the default query, filters at two levels."""
+    out = run("ansible-inventory", "-i", "gql_inventory.yml", "--list")
+    assert out.returncode == 0, out.stderr[-3000:]
+    inv = json.loads(out.stdout)
+    # Collection 4.5.1 names a group by the value alone (the site's slug, the status's slug).
+    assert set(inv["ans1"]["hosts"]) == {"edge1", "edge2"}, list(inv)
+    assert set(inv["active"]["hosts"]) == {"edge1", "edge2"}
+    edge1 = inv["_meta"]["hostvars"]["edge1"]
+    assert edge1["ansible_host"].startswith("172.30.255.")
+    assert [i["name"] for i in edge1["interfaces"]] == ["ge-0/0/0"]

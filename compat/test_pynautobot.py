@@ -2,6 +2,7 @@
 objects. A failing call is fixed in the server, never here."""
 import pynautobot
 import pytest
+from pynautobot.core.graphql import GraphQLException
 
 IF, FP, RP = "dcim.interface", "dcim.frontport", "dcim.rearport"
 
@@ -209,3 +210,20 @@ def test_custom_field_choices_notes_and_relationships(dc, nb):
     )
     assert assoc.relationship.slug == "backup_site"
     assert nb.extras.relationship_associations.count(relationship="backup_site") == 1
+
+
+def test_graphql_query(dc, nb):
+    """`nb.graphql.query()` as pynautobot documents it (issue 11): variables, nested reverse relations, errors."""
+    query = """
+    query ($site: [String]) {
+      sites(slug: $site) { name devices(role: "leaf") { name rack { name } interfaces(name: "eth1") { name type } } }
+    }
+    """
+    resp = nb.graphql.query(query=query, variables={"site": ["dc1"]})
+    sites = resp.json["data"]["sites"]
+    assert [s["name"] for s in sites] == ["DC1"]
+    assert sorted(d["name"] for d in sites[0]["devices"]) == ["leaf1", "leaf2"]
+    assert sites[0]["devices"][0]["interfaces"] == [{"name": "eth1", "type": "A_10GBASE_X_SFPP"}]
+    with pytest.raises(GraphQLException) as err:
+        nb.graphql.query(query="{ devices { nme } }")
+    assert 'Cannot query field "nme"' in err.value.errors[0]["message"]
