@@ -564,6 +564,12 @@ export const SAMPLES: Record<string, Sample> = {
     }),
     patch: { mime_type: "text/plain" },
   },
+  "extras.graphqlquery": {
+    path: "/api/extras/graphql-queries/",
+    create: (_w, n) => ({ name: `query${n}`, query: "{ sites { name } }" }),
+    patch: { query: "query ($n: Int) { sites(limit: $n) { name } }" },
+    unique: "name",
+  },
   "extras.dynamicgroup": {
     path: "/api/extras/dynamic-groups/",
     create: (_w, n) => ({ name: `dg${n}`, content_type: "dcim.device", filter: { status: ["active"] } }),
