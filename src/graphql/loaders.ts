@@ -8,10 +8,25 @@ import DataLoader from "dataloader";
 import { GraphQLError } from "graphql";
 import type { Model } from "../registry/index.ts";
 import type { ComputedField } from "../registry/meta.ts";
-import { loadComputed } from "../service/computed.ts";
+import { cablePeers, loadComputed, rowPaths } from "../service/computed.ts";
 import type { Ctx } from "../service/context.ts";
+import { groupsContaining } from "../service/dynamic-groups.ts";
 import { type ListParams, listRows, listRowsWhereIn } from "../service/read.ts";
-import { m2mPairs, type Row, tagPairs } from "../service/rows.ts";
+import { m2mPairs, m2mSources, type Row, tagPairs } from "../service/rows.ts";
+
+/** The model of each loaded row (unions resolve their member type from it). */
+const rowModels = new WeakMap<Row, string>();
+
+/** The model key of a row loaded by a `Loaders`. */
+export function modelOf(row: Row): string | undefined {
+  return rowModels.get(row);
+}
+
+/** A reference to an object: content type and id. */
+export interface Ref {
+  type: string;
+  id: string;
+}
 
 /** Per-request loaders. `maxRows` bounds the rows one request may load (error when exceeded). */
 export class Loaders {
@@ -27,7 +42,8 @@ export class Loaders {
     this.maxRows = maxRows;
   }
 
-  private count(n: number): void {
+  private count(n: number, model?: Model, rows?: readonly Row[]): void {
+    if (model && rows) for (const r of rows) rowModels.set(r, model.key);
     this.rows += n;
     if (this.rows > this.maxRows)
       throw new GraphQLError(
@@ -48,7 +64,7 @@ export class Loaders {
   /** A page of a model's visible rows with REST filter parameters (top-level list fields). */
   async list(model: Model, p: ListParams): Promise<Row[]> {
     const { rows } = await listRows(this.ctx, model, { ...p, skipCount: true });
-    this.count(rows.length);
+    this.count(rows.length, model, rows);
     return rows;
   }
 
@@ -56,7 +72,7 @@ export class Loaders {
   byId(model: Model): DataLoader<string, Row | null> {
     return this.loader(`id:${model.key}`, async (ids: readonly string[]) => {
       const rows = await listRowsWhereIn(this.ctx, model, "id", ids);
-      this.count(rows.length);
+      this.count(rows.length, model, rows);
       const byId = new Map(rows.map((r) => [String(r.id), r]));
       return ids.map((id) => byId.get(id) ?? null);
     });
@@ -78,7 +94,7 @@ export class Loaders {
         limit: undefined,
         offset: 0,
       });
-      this.count(rows.length);
+      this.count(rows.length, model, rows);
       const by = new Map<string, Row[]>();
       for (const r of rows) {
         const k = String(r[column]);
@@ -95,6 +111,40 @@ export class Loaders {
     return this.loader(`m2m:${model.key}:${field}`, async (ids: readonly string[]) => {
       const by = new Map<string, string[]>();
       for (const [s, t] of await m2mPairs(this.ctx, model, field, ids)) by.set(s, [...(by.get(s) ?? []), t]);
+      return ids.map((id) => by.get(id) ?? []);
+    });
+  }
+
+  /** Source ids of a many-to-many field per target object (the reverse side: a VLAN's tagged interfaces). */
+  sources(model: Model, field: string): DataLoader<string, string[]> {
+    return this.loader(`m2mr:${model.key}:${field}`, async (ids: readonly string[]) => {
+      const by = new Map<string, string[]>();
+      for (const [t, src] of await m2mSources(this.ctx, model, field, ids))
+        by.set(t, [...(by.get(t) ?? []), src]);
+      return ids.map((id) => by.get(id) ?? []);
+    });
+  }
+
+  /** The far end of each row's cable (cable termination models). */
+  cablePeer(model: Model): DataLoader<Row, Ref | null> {
+    return this.loader(`peer:${model.key}`, async (rows: readonly Row[]) =>
+      (await cablePeers(this.ctx, model, rows)).map((p) => (p ? { type: p.type, id: p.id } : null)),
+    );
+  }
+
+  /** The destination of each row's cable path (path endpoints: Nautobot's `connected_endpoint`). */
+  connected(model: Model): DataLoader<Row, Ref | null> {
+    return this.loader(`path:${model.key}`, async (rows: readonly Row[]) =>
+      (await rowPaths(this.ctx, rows)).map((p) => p?.destination ?? null),
+    );
+  }
+
+  /** The dynamic groups (rows) each object belongs to. */
+  dynamicGroups(model: Model): DataLoader<string, Row[]> {
+    const groupModel = this.ctx.reg.get("extras.dynamicgroup");
+    return this.loader(`dg:${model.key}`, async (ids: readonly string[]) => {
+      const by = await groupsContaining(this.ctx, model.key, ids);
+      for (const list of by.values()) for (const g of list) rowModels.set(g, groupModel.key);
       return ids.map((id) => by.get(id) ?? []);
     });
   }

@@ -107,3 +107,29 @@ export function reverseName(
   if (from.tree === field) return "children";
   return only ? varName(from.plural ?? `${from.verbose}s`) : undefined;
 }
+
+/** Nautobot's one-to-one reverse fields (a single object, not a list): an IP's `primary_ip4_for`. */
+const ONE_TO_ONE: Record<string, string> = {
+  "dcim.device.primary_ip4": "primary_ip4_for",
+  "dcim.device.primary_ip6": "primary_ip6_for",
+  "dcim.devicebay.installed_device": "parent_bay",
+  "dcim.virtualchassis.master": "vc_master_for",
+};
+
+/** The one-to-one reverse field of `<from>.<field>` on its target, if Nautobot has one. */
+export function oneToOneName(from: Model, field: string): string | undefined {
+  return ONE_TO_ONE[`${from.key}.${field}`];
+}
+
+/** Nautobot's reverse many-to-many lists: a VLAN's `interfaces_as_tagged`, a route target's VRFs. */
+const MANY_TO_MANY: Record<string, string> = {
+  "dcim.interface.tagged_vlans": "interfaces_as_tagged",
+  "virtualization.vminterface.tagged_vlans": "vminterfaces_as_tagged",
+  "ipam.vrf.import_targets": "importing_vrfs",
+  "ipam.vrf.export_targets": "exporting_vrfs",
+};
+
+/** The reverse list of the many-to-many field `<from>.<field>` on its target, if Nautobot has one. */
+export function manyToManyName(from: Model, field: string): string | undefined {
+  return MANY_TO_MANY[`${from.key}.${field}`];
+}

@@ -22,19 +22,30 @@ import {
   type GraphQLOutputType,
   GraphQLSchema,
   GraphQLString,
+  GraphQLUnionType,
 } from "graphql";
 import { formatAddress, parseCidr } from "../net/ip.ts";
 import { normalizeUuid } from "../query/filters.ts";
 import type { Model, Registry } from "../registry/index.ts";
 import type { FieldDef } from "../registry/meta.ts";
+import { COMPATIBLE_TERMINATIONS } from "../registry/models/dcim.ts";
 import type { Ctx } from "../service/context.ts";
 import { ValidationError } from "../service/errors.ts";
 import { detailUrl } from "../service/represent.ts";
 import type { Row } from "../service/rows.ts";
 import { parseJsonColumn } from "../store/values.ts";
 import { argKey, filterParams, listArgs } from "./args.ts";
-import type { Loaders } from "./loaders.ts";
-import { enumName, enumValueName, queryNames, reverseName, typeName, varName } from "./names.ts";
+import { type Loaders, modelOf, type Ref } from "./loaders.ts";
+import {
+  enumName,
+  enumValueName,
+  manyToManyName,
+  oneToOneName,
+  queryNames,
+  reverseName,
+  typeName,
+  varName,
+} from "./names.ts";
 import {
   BigIntegerScalar,
   DateScalar,
@@ -52,6 +63,9 @@ export interface GraphContext {
 
 type Resolver = GraphQLFieldConfig<Row, GraphContext>;
 type Args = Record<string, unknown>;
+
+/** The models a cable from `model` may end on (Nautobot `COMPATIBLE_TERMINATION_TYPES`). */
+const peers = (model: Model): readonly string[] => COMPATIBLE_TERMINATIONS[model.key] ?? [];
 
 /** Models not served through GraphQL (as Nautobot 1.6: accounts and tokens; our delivery log). */
 const HIDDEN_APPS = new Set(["users"]);
@@ -137,6 +151,61 @@ export function buildSchema(
     args: listArgs(reg, from).args,
     resolve: (row, args, g) => resolve(row, args, g).catch(asGraphError),
   });
+
+  /**
+   * Unions of object types (Nautobot's `CableTerminationTypes`, `PathEndpointTypes`, `AssignedObjectType`),
+   * resolved from the row's model.
+   */
+  const unions = new Map<string, GraphQLUnionType>();
+  const unionOf = (name: string, members: readonly Model[]) => {
+    let u = unions.get(name);
+    if (!u) {
+      u = new GraphQLUnionType({
+        name,
+        types: () => members.map((m) => types.get(m.key)!),
+        resolveType: (row: Row) => {
+          const key = modelOf(row);
+          return key ? types.get(key)?.name : undefined;
+        },
+      });
+      unions.set(name, u);
+    }
+    return u;
+  };
+  const termination = models.filter((m) => m.fields.cable_peer?.kind === "computed");
+  const endpoints = models.filter((m) => m.fields.connected_endpoint?.kind === "computed");
+  const groupable = new Set<string>(
+    (() => {
+      const ct = reg.get("extras.dynamicgroup").fields.content_type;
+      return ct?.kind === "ct" && Array.isArray(ct.allowed) ? ct.allowed : [];
+    })(),
+  );
+  /** A union field and one typed field per member (`cable_peer` + `cable_peer_interface`…). */
+  const refFields = (
+    add: (name: string, f: Resolver) => void,
+    name: string,
+    prefix: string,
+    union: GraphQLUnionType,
+    members: readonly Model[],
+    load: (r: Row, g: GraphContext) => Promise<Ref | null>,
+  ) => {
+    const target = async (r: Row, g: GraphContext, only?: string) => {
+      const ref = await load(r, g);
+      if (!ref || (only && ref.type !== only)) return null;
+      const m = reg.models.get(ref.type);
+      return m && exposed(m) ? g.loaders.byId(m).load(ref.id) : null;
+    };
+    add(name, { type: union, resolve: (r, _a, g) => target(r, g) });
+    if (name === "cable_peer") {
+      add("_cable_peer_type", { type: ctType, resolve: async (r, _a, g) => (await load(r, g))?.type ?? null });
+      add("_cable_peer_id", { type: UUIDScalar, resolve: async (r, _a, g) => (await load(r, g))?.id ?? null });
+    }
+    for (const m of members)
+      add(`${prefix}${varName(m.verbose)}`, {
+        type: types.get(m.key)!,
+        resolve: (r, _a, g) => target(r, g, m.key),
+      });
+  };
 
   /** The fields of one model's type. */
   const fieldsOf = (model: Model): GraphQLFieldConfigMap<Row, GraphContext> => {
@@ -243,7 +312,19 @@ export function buildSchema(
         case "gfk": {
           add(`${name}_type`, { type: ctType, resolve: (r) => r[`${name}_type`] ?? null });
           add(`${name}_id`, { type: UUIDScalar, resolve: (r) => r[`${name}_id`] ?? null });
-          // An IP's `interface` / `vminterface` (Nautobot `IPAddressType`): the assigned object by type.
+          // An IP's `assigned_object` union and `interface` / `vminterface` (Nautobot `IPAddressType`).
+          if (name === "assigned_object" && Array.isArray(fd.allowed)) {
+            const members = fd.allowed.map((k) => reg.get(k)).filter(exposed);
+            add(name, {
+              type: unionOf("AssignedObjectType", members),
+              resolve: (r, _a, g) => {
+                const m = reg.models.get(String(r[`${name}_type`] ?? ""));
+                return m && exposed(m) && r[`${name}_id`]
+                  ? g.loaders.byId(m).load(String(r[`${name}_id`]))
+                  : null;
+              },
+            });
+          }
           if (name === "assigned_object" && Array.isArray(fd.allowed))
             for (const key of fd.allowed) {
               const target = reg.get(key);
@@ -258,7 +339,25 @@ export function buildSchema(
           break;
         }
         case "computed":
-          if (fd.type === "json")
+          if (name === "cable_peer")
+            refFields(
+              add,
+              name,
+              "cable_peer_",
+              unionOf("CableTerminationTypes", termination),
+              termination.filter((m) => peers(model).includes(m.key)),
+              (r, g) => g.loaders.cablePeer(model).load(r),
+            );
+          else if (name === "connected_endpoint")
+            refFields(
+              add,
+              name,
+              "connected_",
+              unionOf("PathEndpointTypes", endpoints),
+              endpoints.filter((m) => peers(model).includes(m.key)),
+              (r, g) => g.loaders.connected(model).load(r),
+            );
+          else if (fd.type === "json")
             add(name, {
               type: GenericScalar,
               resolve: (r, _a, g) => g.loaders.computed(model, name, fd).load(r),
@@ -276,6 +375,13 @@ export function buildSchema(
           (await g.loaders.byId(tag).loadMany(await g.loaders.tags(model).load(r.id))).filter(
             (x) => x && !(x instanceof Error),
           ),
+      });
+    }
+    if (groupable.has(model.key)) {
+      const dg = reg.get("extras.dynamicgroup");
+      add("dynamic_groups", {
+        type: new GraphQLList(types.get(dg.key)!),
+        resolve: (r, _a, g) => g.loaders.dynamicGroups(model).load(r.id),
       });
     }
     if (model.customFields) {
@@ -300,7 +406,32 @@ export function buildSchema(
       } else if (r.def.kind === "gfk" && Array.isArray(r.def.allowed)) {
         name = varName(r.from.plural ?? `${r.from.verbose}s`);
       }
-      if (!name || r.def.kind === "m2m") continue;
+      const one = oneToOneName(r.from, r.field);
+      if (one && r.def.kind === "fk") {
+        const from = r.from;
+        const column = `${r.field}_id`;
+        add(one, {
+          type: types.get(from.key)!,
+          resolve: async (row, _a, g) =>
+            (await g.loaders.children(from, column, new Map(), "").load(row.id))[0] ?? null,
+        });
+        continue;
+      }
+      if (r.def.kind === "m2m") {
+        const m2m = manyToManyName(r.from, r.field);
+        const from = r.from;
+        const field = r.field;
+        if (m2m)
+          add(m2m, {
+            type: new GraphQLList(types.get(from.key)!),
+            resolve: async (row, _a, g) =>
+              (await g.loaders.byId(from).loadMany(await g.loaders.sources(from, field).load(row.id))).filter(
+                (x) => x && !(x instanceof Error),
+              ),
+          });
+        continue;
+      }
+      if (!name) continue;
       const column = `${r.field}_id`;
       const { names } = listArgs(reg, r.from);
       const from = r.from;

@@ -35,7 +35,7 @@ async function treeDepth(ctx: Ctx, model: Model, rows: readonly Row[]): Promise<
 }
 
 /** Cable ends of component rows: for each row, the cable row and which side the row is on. */
-async function cablePeers(
+export async function cablePeers(
   ctx: Ctx,
   model: Model,
   rows: readonly Row[],
@@ -68,7 +68,7 @@ async function renderRefs(ctx: Ctx, refs: Array<{ type: string; id: string } | n
 }
 
 /** Stored paths of rows that are path endpoints (one query per page), aligned with `rows`. */
-async function rowPaths(ctx: Ctx, rows: readonly Row[]): Promise<Array<CablePath | null>> {
+export async function rowPaths(ctx: Ctx, rows: readonly Row[]): Promise<Array<CablePath | null>> {
   const paths = await pathsOf(
     ctx,
     rows.map((r) => r.id as string),

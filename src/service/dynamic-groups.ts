@@ -9,7 +9,7 @@ import { sql } from "kysely";
 import { type Cond, compileFilters } from "../query/filters.ts";
 import type { Ctx } from "./context.ts";
 import { ValidationError } from "./errors.ts";
-import { listRows } from "./read.ts";
+import { listRows, listRowsWhereIn } from "./read.ts";
 import type { Row } from "./rows.ts";
 import { filterParams } from "./validators.ts";
 
@@ -59,4 +59,35 @@ export async function groupMembers(
   const model = ctx.reg.get(String(group.content_type));
   const extra = await groupCondition(ctx, group, new Set());
   return listRows(ctx, model, { params: new Map(), limit: page.limit, offset: page.offset, extra });
+}
+
+/**
+ * The dynamic groups (raw rows, by name) each of `ids` belongs to, among the groups of `modelKey` the user
+ * may view (Nautobot's `dynamic_groups` property): one query for the groups, then one per group for the
+ * whole set of ids. Groups whose stored filter no longer compiles are skipped.
+ */
+export async function groupsContaining(
+  ctx: Ctx,
+  modelKey: string,
+  ids: readonly string[],
+): Promise<Map<string, Row[]>> {
+  const out = new Map<string, Row[]>();
+  const { rows: groups } = await listRows(ctx, ctx.reg.get("extras.dynamicgroup"), {
+    params: new Map([["content_type", [modelKey]]]),
+    limit: undefined,
+    offset: 0,
+  });
+  const model = ctx.reg.get(modelKey);
+  for (const group of groups) {
+    const extra = await groupCondition(ctx, group, new Set()).catch(() => undefined);
+    if (!extra) continue;
+    const members = await listRowsWhereIn(ctx, model, "id", ids, {
+      params: new Map(),
+      limit: undefined,
+      offset: 0,
+      extra,
+    });
+    for (const m of members) out.set(String(m.id), [...(out.get(String(m.id)) ?? []), group]);
+  }
+  return out;
 }

@@ -93,7 +93,8 @@ export async function listRowsWhereIn(
   const uniq = [...new Set(values.filter((v) => v !== null && v !== undefined))];
   if (!uniq.length) return [];
   const plain =
-    !ctx.grants && (!p || ![...p.params.keys()].some((k) => !(p.ignore ?? RESERVED_PARAMS).has(k)));
+    !ctx.grants &&
+    (!p || (!p.extra && ![...p.params.keys()].some((k) => !(p.ignore ?? RESERVED_PARAMS).has(k))));
   if (plain && column === "id") return rowsWhereIn(ctx, model, column, uniq);
   const out: Row[] = [];
   for (const part of chunks(uniq)) {

@@ -277,3 +277,25 @@ export async function tagPairs(
   }
   return out;
 }
+
+/**
+ * The (target id, source id) pairs of a many-to-many field for `targetIds`: the reverse side of the join
+ * table (a VLAN's tagged interfaces), one query per 2000 ids.
+ */
+export async function m2mSources(
+  ctx: Ctx,
+  model: Model,
+  field: string,
+  targetIds: readonly string[],
+): Promise<Array<[string, string]>> {
+  const out: Array<[string, string]> = [];
+  for (const part of chunks([...new Set(targetIds)])) {
+    const rows = await ctx.db
+      .selectFrom(joinTable(model, field))
+      .select(["source_id", "target_id"])
+      .where("target_id", "in", part)
+      .execute();
+    for (const r of rows) out.push([String(r.target_id), String(r.source_id)]);
+  }
+  return out;
+}

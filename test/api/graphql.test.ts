@@ -128,6 +128,65 @@ describe("GraphQL", () => {
     assert.deepEqual(none.body, { data: { device: null } });
   });
 
+  it("resolves unions, one-to-one and many-to-many reverse fields, and dynamic groups", async () => {
+    const cable = await s.api("/api/dcim/cables/", {
+      method: "POST",
+      body: {
+        termination_a_type: "dcim.interface",
+        termination_a_id: w.interface,
+        termination_b_type: "dcim.interface",
+        termination_b_id: w.interface2,
+        status: "connected",
+      },
+    });
+    assert.equal(cable.status, 201, JSON.stringify(cable.body));
+    const vlan = await s.api(`/api/dcim/interfaces/${w.interface}/`, {
+      method: "PATCH",
+      body: { mode: "tagged", tagged_vlans: [w.vlan] },
+    });
+    assert.equal(vlan.status, 200, JSON.stringify(vlan.body));
+    const dg = await s.api("/api/extras/dynamic-groups/", {
+      method: "POST",
+      body: { name: "Only dev-1", content_type: "dcim.device", filter: { name: ["dev-1"] } },
+    });
+    assert.equal(dg.status, 201, JSON.stringify(dg.body));
+    const r = await gql(`{
+      interface(id: "${w.interface}") {
+        cable_peer { __typename ... on InterfaceType { name device { name } } }
+        cable_peer_interface { name } _cable_peer_type { app_label model }
+        connected_endpoint { __typename } connected_interface { device { name } }
+      }
+      ip_addresses(address: "192.0.2.10/24") {
+        assigned_object { __typename ... on InterfaceType { name } } interface { name } vminterface { name }
+        primary_ip4_for { name }
+      }
+      vlan(id: "${w.vlan}") { interfaces_as_tagged { name } }
+      device(id: "${w.device}") { dynamic_groups { name } }
+      other: device(id: "${w.device2}") { dynamic_groups { name } }
+    }`);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(r.body.data, {
+      interface: {
+        cable_peer: { __typename: "InterfaceType", name: "eth0", device: { name: "dev-2" } },
+        cable_peer_interface: { name: "eth0" },
+        _cable_peer_type: { app_label: "dcim", model: "interface" },
+        connected_endpoint: { __typename: "InterfaceType" },
+        connected_interface: { device: { name: "dev-2" } },
+      },
+      ip_addresses: [
+        {
+          assigned_object: { __typename: "InterfaceType", name: "eth0" },
+          interface: { name: "eth0" },
+          vminterface: null,
+          primary_ip4_for: { name: "dev-1" },
+        },
+      ],
+      vlan: { interfaces_as_tagged: [{ name: "eth0" }] },
+      device: { dynamic_groups: [{ name: "Only dev-1" }] },
+      other: { dynamic_groups: [] },
+    });
+  });
+
   it("gives GraphQL errors, never a 500", async () => {
     const typo = await gql("{ devices { nme } }");
     assert.equal(typo.status, 400);
