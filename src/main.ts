@@ -13,6 +13,7 @@ import {
   runWebhookReceiver,
   runWorker,
 } from "./cli/commands.ts";
+import { VERSION } from "./http/versions.ts";
 
 /** Error for the CLI's one-line messages (exit code 2). */
 export class CliError extends Error {
@@ -23,6 +24,7 @@ const program = new Command();
 program
   .name("inventory")
   .description("Network inventory service with a Nautobot 1.6 compatible REST API")
+  .version(VERSION, "-V, --version", "print the version")
   .exitOverride()
   .configureOutput({ writeErr: (s) => process.stderr.write(s) });
 

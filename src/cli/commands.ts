@@ -2,6 +2,7 @@
  * CLI command implementations. Each receives parsed options, does its work through the service layer,
  * and throws an Error with a one-line message on failure (the entry point prints it and exits with 2).
  */
+import { existsSync, rmSync } from "node:fs";
 import closeWithGrace from "close-with-grace";
 import pino from "pino";
 import { type Config, configFromEnv } from "../config.ts";
@@ -21,8 +22,24 @@ interface DbOpts {
   database?: string;
 }
 
-async function open(opts: DbOpts): Promise<Store> {
+/** The file of a `sqlite:PATH` URL (undefined for PostgreSQL and `:memory:`). */
+function sqliteFile(url: string): string | undefined {
+  if (!url.startsWith("sqlite:")) return undefined;
+  const path = url.slice("sqlite:".length) || "./inventory.sqlite3";
+  return path === ":memory:" ? undefined : path;
+}
+
+/**
+ * Open the database of a command. Only `migrate` and `serve` create a SQLite file; elsewhere a path with no
+ * database behind it is a mistake (a typo would otherwise get a new empty database) and an error.
+ */
+async function open(opts: DbOpts, create = false): Promise<Store> {
   const url = opts.database ?? configFromEnv().databaseUrl;
+  const file = sqliteFile(url);
+  if (!create && file && !existsSync(file))
+    throw new Error(
+      `no database at ${file}; check --database (or INVENTORY_DATABASE_URL), or create it with: inventory migrate --database ${url}`,
+    );
   const store = await openStore(url);
   await upgrade(store);
   return store;
@@ -39,7 +56,7 @@ async function upgrade(store: Store): Promise<void> {
 
 /** `inventory migrate` */
 export async function runMigrate(opts: DbOpts): Promise<void> {
-  const store = await open(opts);
+  const store = await open(opts, true);
   await store.close();
   process.stdout.write(`database ${store.url.replace(/\/\/[^@]*@/, "//")} is up to date\n`);
 }
@@ -103,11 +120,14 @@ export async function runServe(
   if (opts.trustProxy) config.trustProxy = true;
   const logger = pino({ level: config.logLevel });
   let demoToken: string | undefined;
+  /** The temporary demo database, removed at shutdown (with its WAL files). */
+  let demoFile: string | undefined;
   if (opts.demo) {
     const { prepareDemo } = await import("../importer/demo.ts");
     const demo = await prepareDemo(opts.database);
     config.databaseUrl = demo.databaseUrl;
     demoToken = demo.token;
+    if (!opts.database) demoFile = sqliteFile(demo.databaseUrl);
   }
   const store = await openStore(config.databaseUrl);
   await upgrade(store);
@@ -124,6 +144,7 @@ export async function runServe(
     await app.close();
     await worker?.stop();
     await store.close();
+    if (demoFile) for (const suffix of ["", "-wal", "-shm"]) rmSync(`${demoFile}${suffix}`, { force: true });
   });
   const where = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`;
   // The UI first (issue 10), then the API, then how to get a login.
@@ -134,8 +155,12 @@ export async function runServe(
   if (demoToken)
     process.stdout.write(`demo data loaded; API token (user admin / password admin): ${demoToken}\n`);
   else {
+    // The hint names the database this server uses, so following it never touches another one.
+    const db = /\/\/[^/@]*:[^/@]*@/.test(config.databaseUrl)
+      ? "--database <the same URL, with its password>"
+      : `--database '${config.databaseUrl}'`;
     process.stdout.write(
-      "log in (web and API): npx inventory createsuperuser --username admin --password admin; API token: npx inventory token create --username admin\n",
+      `log in (web and API): npx inventory createsuperuser --username admin --password admin ${db}; API token: npx inventory token create --username admin ${db}\n`,
     );
   }
 }
