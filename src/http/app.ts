@@ -41,6 +41,8 @@ declare module "fastify" {
     apiVersion: string;
     indent: number;
     startNs: bigint;
+    /** The data token read at arrival (GET/HEAD): the key of the cross-request read cache. */
+    dataToken: string | undefined;
   }
 }
 
@@ -186,6 +188,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const actor = await actorFromSessionCookie(store, req.headers.cookie);
       if (actor) req.auth = { actor, writeEnabled: false };
     }
+    // Reads (and GraphQL, which only reads) take the data token now, before anything is read.
+    if (SAFE.has(req.method) || path === "/api/graphql/") req.dataToken = await store.freshToken();
     req.grants =
       req.auth.actor && !req.auth.actor.isSuperuser
         ? await loadGrants(makeCtx({ store, reg, settings }), req.auth.actor)

@@ -142,7 +142,8 @@ export function makeKit(store: Store, reg: Registry, config: Config, settings: S
         settings,
         baseUrl: baseUrl(req),
         actor: req.auth.actor,
-        cached: req.method === "GET" || req.method === "HEAD",
+        cached: req.method === "GET" || req.method === "HEAD" || req.dataToken !== undefined,
+        token: req.dataToken,
         grants: req.grants,
       }),
     send(req, reply, status, body) {

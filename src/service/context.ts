@@ -62,8 +62,8 @@ const shared = new WeakMap<Store, SharedCache>();
  * The cross-request read cache of a store, valid for the current data token; undefined when the
  * engine gives no token (every request then starts empty).
  */
-function sharedFor(store: Store): SharedCache | undefined {
-  const token = store.dataToken();
+function sharedFor(store: Store, fresh?: string): SharedCache | undefined {
+  const token = fresh ?? store.dataToken();
   if (token === undefined) return undefined;
   let c = shared.get(store);
   if (!c || c.token !== token) {
@@ -82,9 +82,14 @@ export function makeCtx(args: {
   actor?: Actor | undefined;
   /** Use the cross-request read cache (read-only requests). */
   cached?: boolean;
+  /**
+   * The data token read when the request arrived (`store.freshToken()`); required for caching on
+   * PostgreSQL, whose `dataToken()` is always undefined.
+   */
+  token?: string | undefined;
   grants?: Grants | undefined;
 }): Ctx {
-  const cache = args.cached ? sharedFor(args.store) : undefined;
+  const cache = args.cached ? sharedFor(args.store, args.token) : undefined;
   let nested = new Map<string, Map<string, Record<string, unknown>>>();
   if (cache) {
     const key = args.baseUrl ?? "";

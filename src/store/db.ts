@@ -24,6 +24,12 @@ export interface Store {
    * plus `PRAGMA data_version` (which changes on commits of other connections and processes).
    */
   dataToken(): string | undefined;
+  /**
+   * A data token read now, for a request about to read: SQLite's `dataToken()`; on PostgreSQL the current
+   * transaction snapshot (`pg_current_snapshot()`: xmin, xmax and the in-progress transaction ids), which
+   * changes when any write transaction of any process or connection commits. Undefined when it cannot be read (then nothing is cached).
+   */
+  freshToken(): Promise<string | undefined>;
   /** Record a commit made through this store (bumps the data token). */
   committed(): void;
   /**
@@ -65,6 +71,7 @@ export async function openStore(url: string): Promise<Store> {
       url,
       close: () => db.destroy(),
       dataToken: () => `${local}:${(version.get() as { data_version: number }).data_version}`,
+      freshToken: async () => `${local}:${(version.get() as { data_version: number }).data_version}`,
       committed: () => {
         local++;
       },
@@ -135,6 +142,12 @@ export async function openStore(url: string): Promise<Store> {
       url,
       close: () => db.destroy(),
       dataToken: () => undefined,
+      // One query per request: a snapshot read before the request arrived could predate a commit it must see.
+      freshToken: () =>
+        pool
+          .query("SELECT pg_current_snapshot()::text AS s")
+          .then((r) => `pg:${String(r.rows[0]?.s ?? "")}`)
+          .catch(() => undefined),
       committed: () => {},
       async listen(channel, onEvent) {
         // A dedicated connection; when it is lost (database restart) it is re-opened with backoff and the

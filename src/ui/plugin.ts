@@ -129,7 +129,9 @@ export async function uiPlugin(
         const grants = actor.isSuperuser
           ? undefined
           : await loadGrants(makeCtx({ store, reg, settings }), actor);
-        return makeCtx({ store, reg, settings, actor, grants, cached: req.method === "GET" });
+        const cached = req.method === "GET";
+        const token = cached ? await store.freshToken() : undefined;
+        return makeCtx({ store, reg, settings, actor, grants, cached, token });
       },
       page(req, reply, name, data, status = 200) {
         const html = renderPage(name, {

@@ -38,11 +38,17 @@ export interface TestServer {
 /** Start a server on a fresh database (of `opts.engine`, default TEST_DB). */
 export async function startServer(
   overrides: Partial<Config> = {},
-  opts: { worker?: Partial<WorkerSettings>; engine?: "sqlite" | "postgres" } = {},
+  opts: {
+    worker?: Partial<WorkerSettings>;
+    engine?: "sqlite" | "postgres";
+    /** Serve this existing database (a second process's view of another server's data); kept at close. */
+    databaseUrl?: string;
+  } = {},
 ): Promise<TestServer> {
   let url: string;
   let cleanup: () => Promise<void> = async () => {};
-  if ((opts.engine ?? ENGINE) === "postgres") {
+  if (opts.databaseUrl) url = opts.databaseUrl;
+  else if ((opts.engine ?? ENGINE) === "postgres") {
     const schema = `t_${randomBytes(6).toString("hex")}`;
     const base = process.env.TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
     url = `${base}${base.includes("?") ? "&" : "?"}schema=${schema}`;
