@@ -197,8 +197,14 @@ export function buildSchema(
     };
     add(name, { type: union, resolve: (r, _a, g) => target(r, g) });
     if (name === "cable_peer") {
-      add("_cable_peer_type", { type: ctType, resolve: async (r, _a, g) => (await load(r, g))?.type ?? null });
-      add("_cable_peer_id", { type: UUIDScalar, resolve: async (r, _a, g) => (await load(r, g))?.id ?? null });
+      add("_cable_peer_type", {
+        type: ctType,
+        resolve: async (r, _a, g) => (await load(r, g))?.type ?? null,
+      });
+      add("_cable_peer_id", {
+        type: UUIDScalar,
+        resolve: async (r, _a, g) => (await load(r, g))?.id ?? null,
+      });
     }
     for (const m of members)
       add(`${prefix}${varName(m.verbose)}`, {

@@ -3,16 +3,19 @@
  *
  * The schema is derived from the registry: missing tables, columns and indexes are created (additive
  * changes need no hand-written migration). Seeds are idempotent: content types and Nautobot's default
- * statuses with the content types each applies to (nautobot-models.md §2.1). On PostgreSQL the whole run
- * holds an advisory lock so that several processes starting at once migrate only once.
+ * statuses with the content types each applies to (nautobot-models.md §2.1). Processes starting at once
+ * migrate one after the other, so only the first changes anything: on PostgreSQL the run holds an advisory
+ * lock on one pinned connection; on SQLite it is one write transaction (`BEGIN IMMEDIATE`), waiting up to
+ * 120 s for another process's.
  */
 
 import { randomUUID } from "node:crypto";
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { APP_LABELS, type Registry } from "../registry/index.ts";
 import type { Store } from "./db.ts";
 import { createIndexSql, createTableSql, schemaFor } from "./ddl.ts";
 import { DEFAULT_STATUSES } from "./default-statuses.ts";
+import { lockWait, setLockWait } from "./sqlite-driver.ts";
 
 /** Named sequences (the webhook outbox's commit order). */
 export const SEQUENCES = ["inventory_outbox_seq"] as const;
@@ -29,54 +32,83 @@ async function existingColumns(store: Store, table: string): Promise<Set<string>
 
 /** Migrate the store to the registry's schema and seed built-in rows. Returns the number of DDL statements run. */
 export async function migrate(store: Store, reg: Registry): Promise<number> {
-  const pgLock = store.dialect.engine === "postgres";
-  if (pgLock) await sql`SELECT pg_advisory_lock(727274)`.execute(store.db);
-  try {
-    let n = 0;
-    const { tables, indexes } = schemaFor(reg, store.dialect);
-    for (const t of tables) {
-      const have = await existingColumns(store, t.name);
-      if (!have) {
-        await sql.raw(createTableSql(t)).execute(store.db);
-        n++;
-        continue;
-      }
-      for (const [col, type] of t.columns) {
-        if (!have.has(col)) {
-          await sql.raw(`ALTER TABLE "${t.name}" ADD COLUMN "${col}" ${type}`).execute(store.db);
-          n++;
-        }
-      }
-    }
-    for (const i of indexes) {
+  if (store.dialect.engine === "postgres")
+    return store.db.connection().execute(async (conn) => {
+      await sql`SELECT pg_advisory_lock(727274)`.execute(conn);
       try {
-        await sql.raw(createIndexSql(i)).execute(store.db);
-      } catch (e) {
-        // Rows that already break a uniqueness rule (written before the rule was enforced by the
-        // database): keep the service's check, say so, and carry on (issue 12).
-        if (!i.unique) throw e;
-        process.stderr.write(
-          `migrate: ${i.table} has rows that break a uniqueness rule (${(i.exprs ?? i.columns).join(", ")}); index ${i.name} not created: ${(e as Error).message}\n`,
-        );
+        return await migrateWith({ ...store, db: conn as Kysely<any> }, reg);
+      } finally {
+        await sql`SELECT pg_advisory_unlock(727274)`.execute(conn);
+      }
+    });
+  const before = lockWait();
+  setLockWait(120_000);
+  try {
+    return await store.db
+      .transaction()
+      .execute((trx) => migrateWith({ ...store, db: trx as Kysely<any> }, reg));
+  } finally {
+    setLockWait(before);
+  }
+}
+
+/** The migration itself, on a store whose `db` is the locked connection or transaction. */
+async function migrateWith(store: Store, reg: Registry): Promise<number> {
+  let n = 0;
+  const { tables, indexes } = schemaFor(reg, store.dialect);
+  for (const t of tables) {
+    const have = await existingColumns(store, t.name);
+    if (!have) {
+      await sql.raw(createTableSql(t)).execute(store.db);
+      n++;
+      continue;
+    }
+    for (const [col, type] of t.columns) {
+      if (!have.has(col)) {
+        await sql.raw(`ALTER TABLE "${t.name}" ADD COLUMN "${col}" ${type}`).execute(store.db);
+        n++;
       }
     }
-    for (const name of SEQUENCES) {
-      const ddl = store.dialect.sequenceDdl(name);
-      if (ddl) await sql.raw(ddl).execute(store.db);
-    }
-    await seed(store, reg);
-    return n;
-  } finally {
-    if (pgLock) await sql`SELECT pg_advisory_unlock(727274)`.execute(store.db);
   }
+  for (const i of indexes) {
+    try {
+      await sql.raw(createIndexSql(i)).execute(store.db);
+    } catch (e) {
+      // Rows that already break a uniqueness rule (written before the rule was enforced by the
+      // database): keep the service's check, say so, and carry on (issue 12).
+      if (!i.unique) throw e;
+      process.stderr.write(
+        `migrate: ${i.table} has rows that break a uniqueness rule (${(i.exprs ?? i.columns).join(", ")}); index ${i.name} not created: ${(e as Error).message}\n`,
+      );
+    }
+  }
+  for (const name of SEQUENCES) {
+    const ddl = store.dialect.sequenceDdl(name);
+    if (ddl) await sql.raw(ddl).execute(store.db);
+  }
+  await seed(store, reg);
+  return n;
 }
 
 async function seed(store: Store, reg: Registry): Promise<void> {
   const db = store.db;
   // Content types: one row per model, integer-like ids from the registry.
-  const existing = new Set(
-    (await db.selectFrom("extras_contenttype").select("id").execute()).map((r) => r.id as string),
+  const existing = new Map(
+    (await db.selectFrom("extras_contenttype").select(["id", "app_label", "model"]).execute()).map((r) => [
+      r.id as string,
+      `${r.app_label}.${r.model}`,
+    ]),
   );
+  // Ids follow the sorted model list, so a new model shifts the ids after it: rewrite rows that moved.
+  for (const m of reg.models.values()) {
+    const had = existing.get(String(m.ctId));
+    if (had === undefined || had === m.key) continue;
+    await db
+      .updateTable("extras_contenttype")
+      .set({ app_label: m.app, model: m.name, display_name: `${APP_LABELS[m.app] ?? m.app} | ${m.verbose}` })
+      .where("id", "=", String(m.ctId))
+      .execute();
+  }
   const rows = [...reg.models.values()]
     .filter((m) => !existing.has(String(m.ctId)))
     .map((m) => ({
@@ -94,7 +126,9 @@ async function seed(store: Store, reg: Registry): Promise<void> {
     .executeTakeFirst();
   if (seeded) return;
   const now = new Date().toISOString();
-  await db.transaction().execute(async (trx) => {
+  const inOne = async (work: (trx: Kysely<any>) => Promise<void>) =>
+    db.isTransaction ? work(db as Kysely<any>) : db.transaction().execute(work);
+  await inOne(async (trx) => {
     for (const s of DEFAULT_STATUSES) {
       const found = await trx
         .selectFrom("extras_status")

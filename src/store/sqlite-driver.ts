@@ -133,6 +133,11 @@ const SYNC_BUSY_MS = 100;
  */
 let lockWaitMs = Math.max(0, Number(process.env.INVENTORY_SQLITE_LOCK_WAIT ?? 10) * 1000);
 
+/** How long write transactions wait for the write lock (milliseconds). */
+export function lockWait(): number {
+  return lockWaitMs;
+}
+
 /** Set how long write transactions wait for the write lock (milliseconds). */
 export function setLockWait(ms: number): void {
   lockWaitMs = ms;
