@@ -44,6 +44,7 @@ program
     "serve a fresh SQLite database loaded with the NetBox demo data (implies --anonymous-read off; prints a token)",
   )
   .option("--no-worker", "do not run a webhook worker in this process (run `inventory worker` instead)")
+  .option("--workers <n>", "API processes sharing the port (node:cluster; default 1)")
   .action(runServe);
 
 program

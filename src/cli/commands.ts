@@ -17,6 +17,7 @@ import { openStore, type Store } from "../store/db.ts";
 import { migrate } from "../store/migrate.ts";
 import { startReceiver } from "../webhooks/receiver.ts";
 import { WebhookWorker, workerSettingsFromEnv } from "../webhooks/worker.ts";
+import { forkApiProcesses, isClusterChild, serveChild } from "./cluster.ts";
 
 interface DbOpts {
   database?: string;
@@ -98,17 +99,19 @@ export async function runTokenCreate(
   }
 }
 
-/** `inventory serve` */
-export async function runServe(
-  opts: DbOpts & {
-    host?: string;
-    port?: string;
-    anonymousRead?: boolean;
-    trustProxy?: boolean;
-    demo?: boolean;
-    worker?: boolean;
-  },
-): Promise<void> {
+/** Options of `inventory serve`. */
+export interface ServeOpts extends DbOpts {
+  host?: string;
+  port?: string;
+  anonymousRead?: boolean;
+  trustProxy?: boolean;
+  demo?: boolean;
+  worker?: boolean;
+  workers?: string;
+}
+
+/** The server configuration from the environment and `serve`'s flags. */
+function serveConfig(opts: ServeOpts): Config {
   const config: Config = configFromEnv();
   if (opts.host) config.host = opts.host;
   if (opts.port) {
@@ -118,6 +121,19 @@ export async function runServe(
   if (opts.database) config.databaseUrl = opts.database;
   if (opts.anonymousRead) config.anonymousRead = true;
   if (opts.trustProxy) config.trustProxy = true;
+  return config;
+}
+
+/**
+ * `inventory serve`: migrate, then serve. With `--workers N` (N > 1) this process migrates once, runs the
+ * webhook worker and forks N API processes sharing the port (`node:cluster`, see cli/cluster.ts).
+ */
+export async function runServe(opts: ServeOpts): Promise<void> {
+  const workers = opts.workers === undefined ? 1 : Number(opts.workers);
+  if (!Number.isInteger(workers) || workers < 1 || workers > 64)
+    throw new Error(`invalid --workers ${opts.workers} (1 to 64)`);
+  const config = serveConfig(opts);
+  if (isClusterChild()) return serveChild(config);
   const logger = pino({ level: config.logLevel });
   let demoToken: string | undefined;
   /** The temporary demo database, removed at shutdown (with its WAL files). */
@@ -131,17 +147,22 @@ export async function runServe(
   }
   const store = await openStore(config.databaseUrl);
   await upgrade(store);
-  const app = await buildServer({ store, reg: registry(), config, logger });
-  await app.listen({ host: config.host, port: config.port });
   const worker =
     opts.worker === false
       ? undefined
       : new WebhookWorker(store, workerSettingsFromEnv(process.env, VERSION), logger);
+  let stopServing: () => Promise<void>;
+  if (workers > 1) stopServing = await forkApiProcesses(workers, config.databaseUrl, logger);
+  else {
+    const app = await buildServer({ store, reg: registry(), config, logger });
+    await app.listen({ host: config.host, port: config.port });
+    stopServing = () => app.close();
+  }
   worker?.start();
   // Signal handlers before the announcement: a SIGTERM right after "listening" is a clean shutdown.
   closeWithGrace({ delay: 10000 }, async ({ err }) => {
     if (err) logger.error({ err }, "shutting down after error");
-    await app.close();
+    await stopServing();
     await worker?.stop();
     await store.close();
     if (demoFile) for (const suffix of ["", "-wal", "-shm"]) rmSync(`${demoFile}${suffix}`, { force: true });
@@ -150,7 +171,7 @@ export async function runServe(
   // The UI first (issue 10), then the API, then how to get a login.
   process.stdout.write(`web interface: ${where}/\n`);
   process.stdout.write(
-    `inventory listening on ${where}/api/ (database ${config.databaseUrl.replace(/\/\/[^@]*@/, "//")})\n`,
+    `inventory listening on ${where}/api/ (database ${config.databaseUrl.replace(/\/\/[^@]*@/, "//")}${workers > 1 ? `, ${workers} API processes` : ""})\n`,
   );
   if (demoToken)
     process.stdout.write(`demo data loaded; API token (user admin / password admin): ${demoToken}\n`);

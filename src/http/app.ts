@@ -22,6 +22,7 @@ import { allocationRoutes } from "./routes/allocation.ts";
 import { cablePathRoutes } from "./routes/cable-paths.ts";
 import { deliveryRoutes } from "./routes/deliveries.ts";
 import { elevationRoutes } from "./routes/elevation.ts";
+import { installMetrics } from "./routes/metrics.ts";
 import { modelRoutes } from "./routes/models.ts";
 import { objectActionRoutes } from "./routes/object-actions.ts";
 import { rootRoutes } from "./routes/roots.ts";
@@ -227,6 +228,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       reply.header("Content-Type", "application/json").send('{"status":"ok"}'),
     );
 
+  installMetrics(app, kit);
   await app.register(rootRoutes, { kit });
   await app.register(deliveryRoutes, { kit });
   await app.register(allocationRoutes, { kit });

@@ -233,3 +233,37 @@ export async function liveWorkers(ctx: Ctx): Promise<number> {
     .execute();
   return rows.filter((r) => String(r.value) >= since).length;
 }
+
+/** The outbox at a glance: deliveries per state, how many are waiting, and how long the oldest due one has. */
+export interface OutboxStats {
+  byState: Record<string, number>;
+  /** Deliveries not yet finished (`queued`, `sending`, `retry`). */
+  depth: number;
+  /** Seconds since the oldest due delivery (queued or retry, its time come) became due; 0 when none. */
+  oldestDueSeconds: number;
+}
+
+/** Outbox statistics for `/api/status/` and `/metrics` (two small queries). */
+export async function outboxStats(ctx: Ctx): Promise<OutboxStats> {
+  const rows = await ctx.db
+    .selectFrom("extras_webhookdelivery")
+    .select(["state", (eb: any) => eb.fn.countAll().as("n")])
+    .groupBy("state")
+    .execute();
+  const byState: Record<string, number> = { queued: 0, sending: 0, retry: 0, succeeded: 0, failed: 0 };
+  for (const r of rows) byState[String(r.state)] = Number(r.n);
+  const now = new Date().toISOString();
+  const oldest = await ctx.db
+    .selectFrom("extras_webhookdelivery")
+    .select((eb: any) => eb.fn.min("next_attempt_at").as("due"))
+    .where("state", "in", ["queued", "retry"])
+    .where("next_attempt_at", "<=", now)
+    .executeTakeFirst();
+  const first = (oldest as { due?: unknown } | undefined)?.due;
+  const due = first ? Date.parse(String(first)) : Number.NaN;
+  return {
+    byState,
+    depth: (byState.queued ?? 0) + (byState.sending ?? 0) + (byState.retry ?? 0),
+    oldestDueSeconds: Number.isFinite(due) ? Math.max(0, (Date.now() - due) / 1000) : 0,
+  };
+}

@@ -30,6 +30,8 @@ export interface Store {
    * changes when any write transaction of any process or connection commits. Undefined when it cannot be read (then nothing is cached).
    */
   freshToken(): Promise<string | undefined>;
+  /** Connections of the PostgreSQL pool (open, idle, requests waiting); undefined on SQLite. */
+  poolStats(): { total: number; idle: number; waiting: number } | undefined;
   /** Record a commit made through this store (bumps the data token). */
   committed(): void;
   /**
@@ -71,6 +73,7 @@ export async function openStore(url: string): Promise<Store> {
       url,
       close: () => db.destroy(),
       dataToken: () => `${local}:${(version.get() as { data_version: number }).data_version}`,
+      poolStats: () => undefined,
       freshToken: async () => `${local}:${(version.get() as { data_version: number }).data_version}`,
       committed: () => {
         local++;
@@ -142,6 +145,7 @@ export async function openStore(url: string): Promise<Store> {
       url,
       close: () => db.destroy(),
       dataToken: () => undefined,
+      poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
       // One query per request: a snapshot read before the request arrived could predate a commit it must see.
       freshToken: () =>
         pool

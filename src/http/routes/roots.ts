@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import YAML from "yaml";
 import { APPS } from "../../registry/index.ts";
 import { AppError, NotFoundError } from "../../service/errors.ts";
-import { liveWorkers } from "../../service/outbox.ts";
+import { liveWorkers, outboxStats } from "../../service/outbox.ts";
 import type { HttpKit } from "../kit.ts";
 import { openapiDocument } from "../openapi.ts";
 import { API_VERSIONS, VERSION } from "../versions.ts";
@@ -70,6 +70,12 @@ export async function rootRoutes(app: FastifyInstance, { kit }: { kit: HttpKit }
       "celery-workers-running": await liveWorkers(kit.ctxFor(req)),
       "api-versions": API_VERSIONS,
       counts,
+      // Ours (issue 13): the database as this process sees it, and the webhook outbox.
+      database: { engine: kit.store.dialect.engine, pool: kit.store.poolStats() ?? null },
+      "webhook-outbox": await (async () => {
+        const o = await outboxStats(kit.ctxFor(req));
+        return { depth: o.depth, "oldest-due-seconds": Math.round(o.oldestDueSeconds), states: o.byState };
+      })(),
     });
   });
 
