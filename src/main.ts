@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError } from "commander";
 import {
+  runBackup,
   runCreateSuperuser,
   runImportNetbox,
   runMigrate,
@@ -67,6 +68,13 @@ program
   .description("create or upgrade the database schema and built-in rows")
   .option(dbOpt, dbHelp)
   .action(runMigrate);
+
+program
+  .command("backup")
+  .description("copy a SQLite database to a new file while it serves (online backup); PostgreSQL: pg_dump")
+  .requiredOption("--to <file>", "the backup file to create")
+  .option(dbOpt, dbHelp)
+  .action(runBackup);
 
 program
   .command("createsuperuser")

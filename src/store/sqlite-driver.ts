@@ -191,3 +191,17 @@ export class NodeSqliteDialect extends SqliteDialect {
     return new ImmediateSqliteDriver(this.config);
   }
 }
+
+/**
+ * Copy a live SQLite database to `dest` with SQLite's online backup API (`node:sqlite` `backup`): a
+ * consistent copy while other processes keep reading and writing. Resolves to the number of pages copied.
+ */
+export async function backupSqliteFile(path: string, dest: string): Promise<number> {
+  const { backup, DatabaseSync } = await import("node:sqlite");
+  const source = new DatabaseSync(path, { readOnly: true });
+  try {
+    return await backup(source, dest, { rate: 1000 });
+  } finally {
+    source.close();
+  }
+}
