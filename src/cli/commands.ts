@@ -14,8 +14,8 @@ import { ensurePaths } from "../service/cable-paths.ts";
 import { makeCtx } from "../service/context.ts";
 import { ensureChoiceRows, ensureNullImages } from "../service/upgrades.ts";
 import { openStore, type Store } from "../store/db.ts";
-import { backupSqliteFile } from "../store/sqlite-driver.ts";
 import { migrate } from "../store/migrate.ts";
+import { backupSqliteFile } from "../store/sqlite-driver.ts";
 import { startReceiver } from "../webhooks/receiver.ts";
 import { WebhookWorker, workerSettingsFromEnv } from "../webhooks/worker.ts";
 import { forkApiProcesses, isClusterChild, serveChild } from "./cluster.ts";
@@ -69,7 +69,8 @@ export async function runBackup(opts: DbOpts & { to: string }): Promise<void> {
   const file = sqliteFile(url);
   if (!file)
     throw new Error("backup copies SQLite databases; for PostgreSQL use pg_dump (see docs/DEPLOYMENT.md)");
-  if (!existsSync(file)) throw new Error(`no database at ${file}; check --database (or INVENTORY_DATABASE_URL)`);
+  if (!existsSync(file))
+    throw new Error(`no database at ${file}; check --database (or INVENTORY_DATABASE_URL)`);
   if (existsSync(opts.to)) throw new Error(`${opts.to} exists; choose a new file`);
   const pages = await backupSqliteFile(file, opts.to);
   process.stdout.write(`backed up ${file} to ${opts.to} (${pages} pages)\n`);

@@ -585,3 +585,29 @@ export async function createMany(ctx: Ctx, model: Model, items: unknown[]): Prom
 }
 
 export { detailUrl, sql };
+
+/** An object's creation date and last change as another system recorded them (ISO 8601 text). */
+export interface Timestamps {
+  model: string;
+  id: string;
+  created?: unknown;
+  lastUpdated?: unknown;
+}
+
+/**
+ * Set `created` (a date, as Nautobot stores it) and `last_updated` of imported objects to the values their
+ * source system recorded (the NetBox importer, issue 13). Not a change: no change log entry, no webhook.
+ * Unparsable values are left alone.
+ */
+export async function restoreTimestamps(ctx: Ctx, stamps: readonly Timestamps[]): Promise<void> {
+  for (const s of stamps) {
+    const model = ctx.reg.get(s.model);
+    const set: Row = {};
+    const created = typeof s.created === "string" ? Date.parse(s.created) : Number.NaN;
+    const updated = typeof s.lastUpdated === "string" ? Date.parse(s.lastUpdated) : Number.NaN;
+    if (Number.isFinite(created)) set.created = new Date(created).toISOString().slice(0, 10);
+    if (Number.isFinite(updated)) set.last_updated = storedTime(new Date(updated));
+    if (Object.keys(set).length)
+      await ctx.db.updateTable(model.table).set(set).where("id", "=", s.id).execute();
+  }
+}

@@ -22,6 +22,7 @@ interface Rec {
 }
 const DUMP = JSON.parse(readFileSync(DEMO_FILE, "utf8")) as Rec[];
 const byKey = new Map(DUMP.map((r) => [`${r.model}:${r.pk}`, r]));
+const byKeyModel = (model: string) => DUMP.filter((r) => r.model === model);
 
 /** FK fields followed when building an extract: model → field → target model. */
 const DEPS: Record<string, Record<string, string>> = {
@@ -509,6 +510,17 @@ describe("NetBox import: the whole demo file", () => {
       ["/api/dcim/sites/", 24],
     ];
     for (const [path, n] of expect) assert.equal((await s.api(`${path}?limit=1`)).body.count, n, path);
+  });
+
+  it("keeps NetBox's created and last_updated dates", async () => {
+    const nyc = (await s.api("/api/dcim/sites/?name=DM-NYC")).body.results[0];
+    assert.equal(nyc.created, "2020-12-19");
+    assert.equal(nyc.last_updated, "2021-12-30T15:45:37.458000Z");
+    // Interfaces get their LAG/parent in a later pass and devices their tags: the dates survive those too.
+    const dev = byKeyModel("dcim.device").find((r) => r.fields.last_updated && r.fields.name);
+    const got = (await s.api(`/api/dcim/devices/?name=${encodeURIComponent(dev!.fields.name)}`)).body
+      .results[0];
+    assert.equal(got.last_updated.slice(0, 19), String(dev!.fields.last_updated).slice(0, 19));
   });
 
   it("reads back devices, cables and IP assignments with nested objects", async () => {

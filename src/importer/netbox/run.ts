@@ -12,7 +12,13 @@ import type { Registry } from "../../registry/index.ts";
 import { type Ctx, makeCtx } from "../../service/context.ts";
 import { ValidationError } from "../../service/errors.ts";
 import { findRecords } from "../../service/rows.ts";
-import { createObject, inTransaction, updateObject } from "../../service/write.ts";
+import {
+  createObject,
+  inTransaction,
+  restoreTimestamps,
+  type Timestamps,
+  updateObject,
+} from "../../service/write.ts";
 import type { Store } from "../../store/db.ts";
 import { type Body, MAPPINGS, type Mapper, type Mapping, SELF_REFERENCES, skipReason } from "./map.ts";
 import { type NetboxRecord, readDump } from "./read.ts";
@@ -121,6 +127,8 @@ export async function importNetbox(args: ImportArgs): Promise<boolean> {
   const base = makeCtx({ store, reg, settings: { enforceGlobalUnique: false, changelog: true } });
   base.skipTemplates = true;
 
+  /** NetBox's own `created`/`last_updated` of the records created, put back once every pass is done. */
+  const stamps: Timestamps[] = [];
   const run = async (outer: Ctx | undefined) => {
     const tx = async <T>(fn: (c: Ctx) => Promise<T>) => (outer ? fn(outer) : inTransaction(base, fn));
     // NetBox 3.x locations have no type: they all get one nestable type allowing every location content type.
@@ -207,7 +215,15 @@ export async function importNetbox(args: ImportArgs): Promise<boolean> {
           return;
         }
         try {
-          ids.set(`${mapping.netbox}:${r.pk}`, await createObject(c, model, body));
+          const id = await createObject(c, model, body);
+          ids.set(`${mapping.netbox}:${r.pk}`, id);
+          if (model.changelog && (r.fields.created || r.fields.last_updated))
+            stamps.push({
+              model: model.key,
+              id,
+              created: r.fields.created,
+              lastUpdated: r.fields.last_updated,
+            });
           stat(mapping.netbox).imported++;
         } catch (e) {
           fail(mapping.netbox, r.pk, e);
@@ -283,6 +299,11 @@ export async function importNetbox(args: ImportArgs): Promise<boolean> {
         }
       },
     );
+    // Last: NetBox's dates replace the import time on the records created (later passes stamped them).
+    for (let i = 0; i < stamps.length; i += BATCH) {
+      const part = stamps.slice(i, i + BATCH);
+      await tx((c) => restoreTimestamps(c, part));
+    }
   };
 
   const t0 = performance.now();
