@@ -15,6 +15,7 @@ import { hasNotes, hasRelationships, type Model, type Registry } from "../regist
 import type { FieldDef } from "../registry/meta.ts";
 import { actionPaths, actionSchemas } from "./openapi-actions.ts";
 import { errors, json, ref, type Schema, UUID } from "./openapi-parts.ts";
+import { appTags, operationText, parameterText } from "./openapi-text.ts";
 
 const nullable = (s: Schema, yes: boolean): Schema => (yes ? { ...s, nullable: true } : s);
 const refNullable = (name: string, yes: boolean): Schema =>
@@ -259,21 +260,72 @@ function listParameters(reg: Registry, m: Model): unknown[] {
   const params: unknown[] = [...filterSetFor(reg, m).keys()].sort().map((p) => ({
     name: p,
     in: "query",
+    description: parameterText(m, p),
     required: false,
     schema: { type: "array", items: { type: "string" } },
     style: "form",
     explode: true,
   }));
   params.push(
-    { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 0 } },
-    { name: "offset", in: "query", required: false, schema: { type: "integer", minimum: 0 } },
-    { name: "brief", in: "query", required: false, schema: { type: "boolean" } },
+    {
+      name: "limit",
+      in: "query",
+      description: "Page size (default 50; 0 = the maximum, 1000 unless configured).",
+      required: false,
+      schema: { type: "integer", minimum: 0 },
+    },
+    {
+      name: "offset",
+      in: "query",
+      description: "Rows to skip before the page.",
+      required: false,
+      schema: { type: "integer", minimum: 0 },
+    },
+    {
+      name: "brief",
+      in: "query",
+      description: "Nested (brief) representations: id, url, display and a few fields.",
+      required: false,
+      schema: { type: "boolean" },
+    },
   );
   if (m.configContext) params.push(EXCLUDE_PARAM);
   return params;
 }
 
 let cached: Record<string, unknown> | undefined;
+
+/**
+ * Fill what the generators above leave without words: an operation's summary from its description's first
+ * sentence (or its id), a path parameter's description from its name.
+ */
+function describeRest(paths: Record<string, unknown>): void {
+  const param = (p: Record<string, unknown>) => {
+    if (p.description) return;
+    p.description =
+      p.name === "id"
+        ? "The object's id (a UUID; an integer for content types)."
+        : p.name === "exclude"
+          ? "`config_context` leaves the rendered configuration context out (faster)."
+          : `The \`${String(p.name)}\` parameter.`;
+  };
+  for (const item of Object.values(paths) as Array<Record<string, any>>) {
+    for (const [method, op] of Object.entries(item)) {
+      if (method === "parameters") {
+        for (const p of op as Array<Record<string, unknown>>) param(p);
+        continue;
+      }
+      for (const p of (op.parameters ?? []) as Array<Record<string, unknown>>) param(p);
+      if (!op.summary) {
+        const first = String(op.description ?? "")
+          .split(/(?<=\.)\s/)[0]
+          ?.replace(/\.$/, "");
+        op.summary = first && first.length <= 90 ? first : String(op.operationId).replace(/_/g, " ");
+      }
+      op.description ??= op.summary;
+    }
+  }
+}
 
 /** The OpenAPI document (built once; `servers` carries the request's base URL). */
 export function openapiDocument(reg: Registry, baseUrl: string): Record<string, unknown> {
@@ -303,9 +355,10 @@ export function openapiDocument(reg: Registry, baseUrl: string): Record<string, 
         },
         required: ["count", "next", "previous", "results"],
       };
-      const op = (id: string) => ({
+      const op = (id: Parameters<typeof operationText>[1]) => ({
         operationId: `${m.app}_${m.path.replace(/-/g, "_")}_${id}`,
         tags: [m.app],
+        ...operationText(m, id),
       });
       const idParam = {
         name: "id",
@@ -411,9 +464,16 @@ export function openapiDocument(reg: Registry, baseUrl: string): Record<string, 
     }
     Object.assign(paths, actionPaths(reg));
     Object.assign(schemas, actionSchemas);
+    describeRest(paths);
     cached = {
       openapi: "3.0.3",
-      info: { title: "Inventory API", version: "1.2" },
+      info: {
+        title: "Inventory API",
+        version: "1.2",
+        description:
+          "Network inventory with Nautobot 1.6's REST API at version 1.2. Authenticate with `Authorization: Token <key>`; lists are paginated (`limit`, `offset`) and filtered by query parameters.",
+      },
+      tags: appTags([...new Set([...reg.models.values()].map((x) => x.app))].sort()),
       paths,
       components: {
         schemas,
