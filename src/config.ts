@@ -10,6 +10,8 @@ export interface Config {
   port: number;
   /** `sqlite:PATH` or `postgres://user@host:port/db`. */
   databaseUrl: string;
+  /** A PostgreSQL streaming replica for reads (`--database-replica`, INVENTORY_DATABASE_REPLICA_URL). */
+  databaseReplicaUrl: string | undefined;
   /** Default page size (Nautobot PAGINATE_COUNT). */
   paginateCount: number;
   /** Maximum page size (Nautobot MAX_PAGE_SIZE); 0 disables the maximum so `limit=0` returns all. */
@@ -47,6 +49,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.INVENTORY_HOST ?? "127.0.0.1",
     port: int(env.INVENTORY_PORT, 8080),
     databaseUrl: env.INVENTORY_DATABASE_URL ?? "sqlite:./inventory.sqlite3",
+    databaseReplicaUrl: env.INVENTORY_DATABASE_REPLICA_URL || undefined,
     paginateCount: int(env.INVENTORY_PAGINATE_COUNT, 50),
     maxPageSize: int(env.INVENTORY_MAX_PAGE_SIZE, 1000),
     anonymousRead: bool(env.INVENTORY_ANONYMOUS_READ, false),

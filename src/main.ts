@@ -46,6 +46,10 @@ program
   )
   .option("--no-worker", "do not run a webhook worker in this process (run `inventory worker` instead)")
   .option("--workers <n>", "API processes sharing the port (node:cluster; default 1)")
+  .option(
+    "--database-replica <url>",
+    "PostgreSQL streaming replica for reads; a user's reads stay on the primary until the replica has their last write (env INVENTORY_DATABASE_REPLICA_URL)",
+  )
   .action(runServe);
 
 program

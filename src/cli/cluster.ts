@@ -11,6 +11,7 @@ import type { Config } from "../config.ts";
 import { registry } from "../registry/index.ts";
 import { buildServer } from "../server.ts";
 import { openStore } from "../store/db.ts";
+import { attachReplica } from "./commands.ts";
 
 const DB_ENV = "INVENTORY_CLUSTER_DATABASE_URL";
 
@@ -24,10 +25,12 @@ export async function serveChild(config: Config): Promise<void> {
   config.databaseUrl = process.env[DB_ENV]!;
   const logger = pino({ level: config.logLevel });
   const store = await openStore(config.databaseUrl);
+  if (config.databaseReplicaUrl) await attachReplica(store, config.databaseReplicaUrl);
   const app = await buildServer({ store, reg: registry(), config, logger });
   await app.listen({ host: config.host, port: config.port });
   closeWithGrace({ delay: 10000 }, async () => {
     await app.close();
+    await store.replica?.close();
     await store.close();
   });
 }

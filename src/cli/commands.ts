@@ -15,6 +15,7 @@ import { makeCtx } from "../service/context.ts";
 import { ensureChoiceRows, ensureNullImages } from "../service/upgrades.ts";
 import { openStore, type Store } from "../store/db.ts";
 import { migrate } from "../store/migrate.ts";
+import { openReplica } from "../store/replica.ts";
 import { backupSqliteFile } from "../store/sqlite-driver.ts";
 import { startReceiver } from "../webhooks/receiver.ts";
 import { WebhookWorker, workerSettingsFromEnv } from "../webhooks/worker.ts";
@@ -122,6 +123,7 @@ export interface ServeOpts extends DbOpts {
   demo?: boolean;
   worker?: boolean;
   workers?: string;
+  databaseReplica?: string;
 }
 
 /** The server configuration from the environment and `serve`'s flags. */
@@ -133,6 +135,10 @@ function serveConfig(opts: ServeOpts): Config {
     config.port = Number(opts.port);
   }
   if (opts.database) config.databaseUrl = opts.database;
+  if (opts.databaseReplica) {
+    config.databaseReplicaUrl = opts.databaseReplica;
+    process.env.INVENTORY_DATABASE_REPLICA_URL = opts.databaseReplica; // for `--workers` children
+  }
   if (opts.anonymousRead) config.anonymousRead = true;
   if (opts.trustProxy) config.trustProxy = true;
   return config;
@@ -161,6 +167,7 @@ export async function runServe(opts: ServeOpts): Promise<void> {
   }
   const store = await openStore(config.databaseUrl);
   await upgrade(store);
+  if (config.databaseReplicaUrl) await attachReplica(store, config.databaseReplicaUrl);
   const worker =
     opts.worker === false
       ? undefined
@@ -178,6 +185,7 @@ export async function runServe(opts: ServeOpts): Promise<void> {
     if (err) logger.error({ err }, "shutting down after error");
     await stopServing();
     await worker?.stop();
+    await store.replica?.close();
     await store.close();
     if (demoFile) for (const suffix of ["", "-wal", "-shm"]) rmSync(`${demoFile}${suffix}`, { force: true });
   });
@@ -198,6 +206,12 @@ export async function runServe(opts: ServeOpts): Promise<void> {
       `log in (web and API): npx inventory createsuperuser --username admin --password admin ${db}; API token: npx inventory token create --username admin ${db}\n`,
     );
   }
+}
+
+/** Open the read replica of `--database-replica` and attach it to the store (PostgreSQL only). */
+export async function attachReplica(store: Store, url: string): Promise<void> {
+  if (store.dialect.engine !== "postgres") throw new Error("--database-replica needs a PostgreSQL --database");
+  store.replica = await openReplica(url);
 }
 
 /** `inventory worker`: deliver webhooks from the outbox until SIGINT/SIGTERM. */

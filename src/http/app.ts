@@ -4,7 +4,9 @@
  * endpoints, allocation, webhook retries). Behaviour follows the seed (Endpoints, Authentication, Errors,
  * Limits) and Nautobot 1.6 at API version 1.2 (nautobot-api-core.md).
  */
+
 import Fastify, { type FastifyInstance, LogController } from "fastify";
+import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
 import type { Registry } from "../registry/index.ts";
@@ -13,6 +15,7 @@ import { AppError, PermissionDenied } from "../service/errors.ts";
 import { type Grants, loadGrants } from "../service/permissions.ts";
 import { actorFromSessionCookie } from "../service/sessions.ts";
 import type { Store } from "../store/db.ts";
+import { markWrite, writeMark } from "../store/replica.ts";
 import { type Auth, authenticate, clearTokenCache } from "./auth.ts";
 import { registerRequestDeadline } from "./deadline.ts";
 import { mapError } from "./errors.ts";
@@ -44,6 +47,8 @@ declare module "fastify" {
     startNs: bigint;
     /** The data token read at arrival (GET/HEAD): the key of the cross-request read cache. */
     dataToken: string | undefined;
+    /** The replica's database when this read goes there (`--database-replica`). */
+    readDb: Kysely<any> | undefined;
   }
 }
 
@@ -189,8 +194,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const actor = await actorFromSessionCookie(store, req.headers.cookie);
       if (actor) req.auth = { actor, writeEnabled: false };
     }
-    // Reads (and GraphQL, which only reads) take the data token now, before anything is read.
-    if (SAFE.has(req.method) || path === "/api/graphql/") req.dataToken = await store.freshToken();
+    // Reads (and GraphQL, which only reads) take the data token now, before anything is read. With a
+    // replica they go there, unless it has not yet replayed this user's last write (read-your-writes).
+    if (SAFE.has(req.method) || path === "/api/graphql/") {
+      const replica = store.replica;
+      const state = replica
+        ? await replica.state(req.auth.actor ? await writeMark(store.db, req.auth.actor.id) : undefined)
+        : undefined;
+      if (replica && state?.caughtUp) {
+        req.readDb = replica.db;
+        req.dataToken = state.token;
+      } else req.dataToken = await store.freshToken();
+    }
     req.grants =
       req.auth.actor && !req.auth.actor.isSuperuser
         ? await loadGrants(makeCtx({ store, reg, settings }), req.auth.actor)
@@ -205,6 +220,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         throw new PermissionDenied();
       }
     }
+  });
+
+  // With a replica: record where this user's write left the primary's WAL, before the client can read.
+  app.addHook("onSend", async (req, reply, payload) => {
+    if (store.replica && !SAFE.has(req.method) && req.auth?.actor && reply.statusCode < 400)
+      await markWrite(store.db, req.auth.actor.id);
+    return payload;
   });
 
   app.addHook("onResponse", async (req, reply) => {

@@ -4,6 +4,7 @@
  */
 
 import { randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
 import type { TargetPolicy } from "../net/targets.ts";
 import type { Registry } from "../registry/index.ts";
 import type { Db, Store } from "../store/db.ts";
@@ -87,6 +88,8 @@ export function makeCtx(args: {
    * PostgreSQL, whose `dataToken()` is always undefined.
    */
   token?: string | undefined;
+  /** Read from this database instead of the store's (a streaming replica); reads only. */
+  db?: Kysely<any> | undefined;
   grants?: Grants | undefined;
 }): Ctx {
   const cache = args.cached ? sharedFor(args.store, args.token) : undefined;
@@ -98,7 +101,7 @@ export function makeCtx(args: {
   }
   return {
     store: args.store,
-    db: args.store.db,
+    db: args.db ?? args.store.db,
     reg: args.reg,
     settings: args.settings,
     baseUrl: args.baseUrl ?? "",

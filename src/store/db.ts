@@ -7,6 +7,7 @@
 import { CompiledQuery, Kysely, PostgresDialect, type Transaction } from "kysely";
 import pg from "pg";
 import { type Dialect, postgresDialect, sqliteDialect } from "./dialect.ts";
+import type { Replica } from "./replica.ts";
 import { NodeSqliteDatabase, NodeSqliteDialect } from "./sqlite-driver.ts";
 
 /** Any Kysely handle: the database or a transaction. */
@@ -30,6 +31,8 @@ export interface Store {
    * changes when any write transaction of any process or connection commits. Undefined when it cannot be read (then nothing is cached).
    */
   freshToken(): Promise<string | undefined>;
+  /** The streaming replica reads may go to (`--database-replica`), when one is configured. */
+  replica?: Replica;
   /** Connections of the PostgreSQL pool (open, idle, requests waiting); undefined on SQLite. */
   poolStats(): { total: number; idle: number; waiting: number } | undefined;
   /** Record a commit made through this store (bumps the data token). */

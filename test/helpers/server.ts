@@ -14,6 +14,7 @@ import { buildServer } from "../../src/server.ts";
 import { createToken, ensureSuperuser } from "../../src/service/accounts.ts";
 import { openStore, type Store } from "../../src/store/db.ts";
 import { migrate } from "../../src/store/migrate.ts";
+import { openReplica } from "../../src/store/replica.ts";
 import { WebhookWorker, type WorkerSettings, workerSettingsFromEnv } from "../../src/webhooks/worker.ts";
 
 export const ENGINE = (process.env.TEST_DB ?? "sqlite") as "sqlite" | "postgres";
@@ -70,6 +71,7 @@ export async function startServer(
   const { id: userId } = await ensureSuperuser(store, "admin", "admin");
   const token = await createToken(store, userId);
   const config = { ...configFromEnv({}), databaseUrl: url, ...overrides };
+  if (config.databaseReplicaUrl) store.replica = await openReplica(config.databaseReplicaUrl);
   const app = await buildServer({
     store,
     reg,
@@ -118,6 +120,7 @@ export async function startServer(
     async close() {
       await app.close();
       await worker?.stop();
+      await store.replica?.close();
       await store.close();
       await cleanup();
     },

@@ -71,7 +71,13 @@ export async function rootRoutes(app: FastifyInstance, { kit }: { kit: HttpKit }
       "api-versions": API_VERSIONS,
       counts,
       // Ours (issue 13): the database as this process sees it, and the webhook outbox.
-      database: { engine: kit.store.dialect.engine, pool: kit.store.poolStats() ?? null },
+      database: {
+        engine: kit.store.dialect.engine,
+        pool: kit.store.poolStats() ?? null,
+        replica: kit.store.replica
+          ? { "lag-seconds": await kit.store.replica.lagSeconds().catch(() => null) }
+          : null,
+      },
       "webhook-outbox": await (async () => {
         const o = await outboxStats(kit.ctxFor(req));
         return { depth: o.depth, "oldest-due-seconds": Math.round(o.oldestDueSeconds), states: o.byState };

@@ -1,0 +1,99 @@
+/**
+ * A PostgreSQL streaming replica for reads (issue 13, `--database-replica`). The primary records, per user,
+ * the WAL position after each of their writes (`inventory_meta` row `rw:<user id>`); a read goes to the
+ * replica only when the replica has replayed past that position, so a client never reads older data than
+ * it wrote, from any process. Everyone else reads from the replica whatever its lag.
+ */
+import { Kysely, PostgresDialect, sql } from "kysely";
+import pg from "pg";
+import { type Db, StoreOpenError } from "./db.ts";
+
+/** An open replica. */
+export interface Replica {
+  db: Kysely<any>;
+  url: string;
+  /**
+   * The replica's data token (its snapshot) and whether it has replayed up to `mark` (a WAL position from
+   * `writeMark`; true without one). Undefined when the replica cannot be reached (then read the primary).
+   */
+  state(mark: string | undefined): Promise<{ token: string; caughtUp: boolean } | undefined>;
+  /** Seconds since the last transaction the replica replayed (null when it has replayed none). */
+  lagSeconds(): Promise<number | null>;
+  close(): Promise<void>;
+}
+
+/** Open a replica at `url` (a `postgres://` URL; `?schema=` as for the primary). @throws StoreOpenError */
+export async function openReplica(url: string): Promise<Replica> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new StoreOpenError(`malformed replica URL: ${url}`);
+  }
+  if (!/^postgres(ql)?:$/.test(parsed.protocol))
+    throw new StoreOpenError(`the replica must be PostgreSQL: ${url}`);
+  const schema = parsed.searchParams.get("schema");
+  parsed.searchParams.delete("schema");
+  const timeoutMs = Math.max(0, Number(process.env.INVENTORY_STATEMENT_TIMEOUT ?? 30) * 1000) || 0;
+  const options = [
+    ...(schema ? [`-c search_path=${schema}`] : []),
+    ...(timeoutMs ? [`-c statement_timeout=${Math.round(timeoutMs)}`] : []),
+  ].join(" ");
+  const pool = new pg.Pool({
+    connectionString: parsed.toString(),
+    max: Number(process.env.INVENTORY_PG_POOL ?? 10),
+    connectionTimeoutMillis: 5000,
+    ...(options ? { options } : {}),
+  });
+  pool.on("error", () => {});
+  pool.on("connect", (client) => client.on("error", () => {}));
+  try {
+    const r = await pool.query("SELECT pg_is_in_recovery() AS standby");
+    if (!r.rows[0]?.standby)
+      process.stderr.write(`warning: ${parsed.host} is not a standby; reads go there anyway\n`);
+  } catch (e) {
+    await pool.end().catch(() => {});
+    throw new StoreOpenError(`cannot connect to the replica at ${parsed.host}: ${(e as Error).message}`);
+  }
+  return {
+    db: new Kysely<any>({ dialect: new PostgresDialect({ pool }) }),
+    url,
+    async state(mark) {
+      try {
+        const r = await pool.query(
+          mark
+            ? "SELECT pg_current_snapshot()::text AS s, COALESCE(pg_last_wal_replay_lsn() >= $1::pg_lsn, true) AS ok"
+            : "SELECT pg_current_snapshot()::text AS s, true AS ok",
+          mark ? [mark] : [],
+        );
+        return { token: `replica:${r.rows[0].s}`, caughtUp: !!r.rows[0].ok };
+      } catch {
+        return undefined;
+      }
+    },
+    async lagSeconds() {
+      const r = await pool.query(
+        "SELECT EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp())::float8 AS lag",
+      );
+      const lag = r.rows[0]?.lag;
+      return lag === null || lag === undefined ? null : Math.max(0, Number(lag));
+    },
+    close: () => pool.end(),
+  };
+}
+
+/** Record on the primary the WAL position after a write by `userId` (read-your-writes across processes). */
+export async function markWrite(db: Db, userId: string): Promise<void> {
+  await sql`INSERT INTO inventory_meta (key, value) VALUES (${`rw:${userId}`}, pg_current_wal_lsn()::text)
+    ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`.execute(db);
+}
+
+/** The WAL position of `userId`'s last write, from the primary (undefined when they never wrote). */
+export async function writeMark(db: Db, userId: string): Promise<string | undefined> {
+  const r = await db
+    .selectFrom("inventory_meta")
+    .select("value")
+    .where("key", "=", `rw:${userId}`)
+    .executeTakeFirst();
+  return r?.value ? String(r.value) : undefined;
+}
