@@ -31,6 +31,8 @@ const { values: args } = parseArgs({
     "webhook-changes": { type: "string", default: "200" },
     "webhook-bulk": { type: "string", default: "500" },
     "only-webhooks": { type: "boolean", default: false },
+    // Issue 13: re-run the REST read and write scenarios against `serve --workers N` for each N listed.
+    processes: { type: "string", default: "1" },
   },
 });
 
@@ -338,6 +340,71 @@ for (const sc of args["only-webhooks"] ? scenarios.slice(0, 1) : scenarios) {
   log(
     `  ${sc.name}: ${rps.toFixed(0)} req/s p50 ${r.latency.p50} ms p99 ${r.latency.p99} ms${r.non2xx ? ` (non-2xx ${r.non2xx})` : ""}`,
   );
+}
+
+// 4b. The REST scenarios again with N API processes (`serve --workers N`), for each N > 1 of --processes.
+const REST = new Set([
+  "GET one device (full)",
+  "GET devices limit=50",
+  "GET interfaces device_id limit=1000",
+  `GET ip-addresses parent=${prefix}`,
+  "POST one IP address",
+]);
+for (const n of String(args.processes)
+  .split(",")
+  .map(Number)
+  .filter((x) => x > 1)) {
+  const pport = port + 100 + n;
+  const multi = spawn(
+    process.execPath,
+    [
+      "bin/inventory.js",
+      "serve",
+      "--port",
+      String(pport),
+      "--database",
+      dbUrl,
+      "--workers",
+      String(n),
+      "--no-worker",
+    ],
+    { env: { ...process.env, INVENTORY_LOG_LEVEL: "warn" }, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  await new Promise<void>((resolve, reject) => {
+    multi.stdout!.on("data", (d: Buffer) => {
+      if (d.toString().includes("listening")) resolve();
+    });
+    multi.on("exit", (c) => reject(new Error(`server exited ${c}`)));
+  });
+  for (const sc of scenarios.filter((x) => REST.has(x.name))) {
+    const r = await autocannon({
+      url: `http://127.0.0.1:${pport}${sc.path}`,
+      method: sc.method ?? "GET",
+      headers,
+      connections: Math.max(Number(args.connections), 4 * n),
+      duration: Number(args.duration),
+      ...(sc.body
+        ? {
+            requests: [
+              { method: sc.method ?? "GET", setupRequest: (req: any) => ({ ...req, body: sc.body!() }) },
+            ],
+          }
+        : {}),
+    } as any);
+    const name = `${sc.name} [${n} processes]`;
+    results.push({
+      scenario: name,
+      rps: r.requests.average,
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      rowsPerSec: r.requests.average * sc.rows,
+      non2xx: r.non2xx,
+      errors: r.errors,
+    });
+    log(`  ${name}: ${r.requests.average.toFixed(0)} req/s p50 ${r.latency.p50} ms p99 ${r.latency.p99} ms`);
+  }
+  multi.kill("SIGTERM");
+  await new Promise((r) => multi.once("exit", r));
 }
 
 // 5. Bulk writes: one request each, timed (issue 5): 1,000 IP addresses created, 1,000 interfaces patched.
