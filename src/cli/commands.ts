@@ -210,7 +210,8 @@ export async function runServe(opts: ServeOpts): Promise<void> {
 
 /** Open the read replica of `--database-replica` and attach it to the store (PostgreSQL only). */
 export async function attachReplica(store: Store, url: string): Promise<void> {
-  if (store.dialect.engine !== "postgres") throw new Error("--database-replica needs a PostgreSQL --database");
+  if (store.dialect.engine !== "postgres")
+    throw new Error("--database-replica needs a PostgreSQL --database");
   store.replica = await openReplica(url);
 }
 
