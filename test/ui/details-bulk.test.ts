@@ -173,4 +173,41 @@ describe("web interface: detail pages and bulk edit", () => {
     const log = await s.api(`/api/extras/object-changes/?changed_object_id=${a.id}&action=update`);
     assert.equal(log.body.count, 1);
   });
+
+  it("bulk edit sets and clears custom fields, leaving the others alone", async () => {
+    for (const body of [
+      { name: "bulk_owner", type: "text", content_types: ["dcim.site"] },
+      { name: "bulk_floor", type: "integer", content_types: ["dcim.site"] },
+    ])
+      assert.equal((await s.api("/api/extras/custom-fields/", { method: "POST", body })).status, 201);
+    const mk = (name: string) =>
+      create(s, "/api/dcim/sites/", {
+        name,
+        status: "active",
+        custom_fields: { bulk_owner: "noc", bulk_floor: 3 },
+      });
+    const [a, b] = [await mk("cf-site-a"), await mk("cf-site-b")];
+    const web = await webClient(s);
+    const form = await web.post("/dcim/sites/edit/", { pk: [a.id, b.id] });
+    assert.match(form.html, /name="cf_bulk_owner"/);
+    const bad = await web.post("/dcim/sites/edit/", {
+      _apply: "yes",
+      pk: [a.id, b.id],
+      cf_bulk_floor: "high",
+    });
+    assert.equal(bad.status, 400);
+    assert.match(bad.html, /Enter a whole number/);
+    const done = await web.post("/dcim/sites/edit/", {
+      _apply: "yes",
+      pk: [a.id, b.id],
+      cf_bulk_owner: "<b>ops</b>",
+      _nullify: "cf_bulk_floor",
+    });
+    assert.equal(done.status, 302, done.html.slice(0, 2000));
+    for (const x of [a, b]) {
+      const got = (await s.api(`/api/dcim/sites/${x.id}/`)).body;
+      assert.equal(got.custom_fields.bulk_owner, "<b>ops</b>");
+      assert.equal(got.custom_fields.bulk_floor, null);
+    }
+  });
 });

@@ -1,7 +1,8 @@
 /**
  * Bulk edit from list pages (issue 10; Nautobot's `BulkEditView`): the selected rows get one form of the
- * fields objects commonly share (status, role, tenant, platform…; never names, slugs or other unique
- * fields). A blank control leaves the field unchanged, "Set null" clears it, tags are added and removed.
+ * fields objects commonly share (status, role, tenant, platform…, custom fields; never names, slugs or
+ * other unique fields). A blank control leaves the field unchanged, "Set null" clears it, tags are added and
+ * removed, custom fields given are merged into each object's.
  * Every object is updated through the service layer in one transaction: all or none, with the first
  * object's validation errors shown beside the fields, naming the object.
  */
@@ -15,7 +16,7 @@ import { mayDo } from "../../service/permissions.ts";
 import { listRows } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
 import { inTransaction, snapshots, updateObject } from "../../service/write.ts";
-import { bodyFromForm, type Control, controlsFor, splitErrors } from "../forms.ts";
+import { bodyFromForm, type Control, controlsFor, extrasFromForm, splitErrors } from "../forms.ts";
 import type { UiKit } from "../plugin.ts";
 import { titleOf } from "../views.ts";
 
@@ -54,11 +55,18 @@ async function bulkControls(ctx: Ctx, model: Model, posted: Obj, errors: Record<
   const all = await controlsFor(ctx, model, { _bulk: true }, errors);
   const out: Array<Control & { nullable: boolean }> = [];
   for (const c of all) {
-    if (!fields.has(c.name)) continue;
-    const fd = model.fields[c.name]!;
-    const nullable =
-      !fd.required && (fd.nullable || fd.kind === "fk" || fd.kind === "str" || fd.kind === "text");
+    const custom = c.name.startsWith("cf_") && !model.fields[c.name];
+    if (!fields.has(c.name) && !custom) continue;
+    const fd = model.fields[c.name];
+    // Custom fields can always be cleared (null), as the API allows for any custom field not required.
+    const nullable = fd
+      ? !fd.required && (fd.nullable || fd.kind === "fk" || fd.kind === "str" || fd.kind === "text")
+      : !c.required;
     const value = String(list(posted[c.name])[0] ?? "");
+    if (c.kind === "multi") {
+      out.push({ ...c, value: list(posted[c.name]), required: false, nullable });
+      continue;
+    }
     if (c.kind === "checkbox")
       out.push({
         ...c,
@@ -149,6 +157,22 @@ export async function bulkEditRoutes(app: FastifyInstance, { kit }: { kit: UiKit
     for (const name of list(posted._nullify)) {
       const fd = model.fields[name];
       if (fd && bulkEditable(name, fd)) patch[name] = fd.kind === "str" || fd.kind === "text" ? "" : null;
+    }
+    // Custom fields: the ones given (or set to null) are merged into each object's custom fields.
+    if (model.customFields) {
+      const given = Object.keys(posted).filter(
+        (k) => k.startsWith("cf_") && list(posted[k]).some((v) => v !== ""),
+      );
+      const cleared = list(posted._nullify).filter((k) => k.startsWith("cf_"));
+      if (given.length || cleared.length) {
+        const typed: Obj = {};
+        await extrasFromForm(ctx, model, Object.fromEntries(given.map((k) => [k, posted[k]])), typed, errors);
+        const all = (typed.custom_fields ?? {}) as Obj;
+        const cf: Obj = {};
+        for (const k of given) cf[k.slice(3)] = all[k.slice(3)];
+        for (const k of cleared) cf[k.slice(3)] = null;
+        patch.custom_fields = cf;
+      }
     }
     if (Object.keys(errors).length) return draw(errors, [], 400);
     const add = list(posted.add_tags);
