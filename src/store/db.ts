@@ -4,6 +4,7 @@
  * URLs: `sqlite:PATH` (also `sqlite::memory:`) or `postgres://user@host:port/db` (`postgresql://` too).
  * A `?schema=NAME` query parameter on a PostgreSQL URL sets the search path (used by tests).
  */
+import { createHash } from "node:crypto";
 import { CompiledQuery, Kysely, PostgresDialect, type Transaction } from "kysely";
 import pg from "pg";
 import { type Dialect, postgresDialect, sqliteDialect } from "./dialect.ts";
@@ -99,6 +100,9 @@ export async function openStore(url: string): Promise<Store> {
     const options = [
       ...(schema ? [`-c search_path=${schema}`] : []),
       ...(timeoutMs ? [`-c statement_timeout=${Math.round(timeoutMs)}`] : []),
+      // Prepared statements are parsed once but planned per execution: a generic plan does not know a
+      // list's LIMIT or which device is asked for, and picked full ordered scans in the benchmark.
+      "-c plan_cache_mode=force_custom_plan",
     ].join(" ");
     const pool = new pg.Pool({
       connectionString: parsed.toString(),
@@ -126,10 +130,16 @@ export async function openStore(url: string): Promise<Store> {
       throw new StoreOpenError(`cannot connect to PostgreSQL at ${parsed.host}: ${(e as Error).message}`);
     }
     const broken = new WeakSet<pg.PoolClient>();
+    const prepared = new WeakSet<pg.PoolClient>();
+    const prepare = process.env.INVENTORY_PG_PREPARE !== "0";
     /** The pool as Kysely sees it: a released client that lost its connection is destroyed. */
     const guarded = {
       async connect() {
         const client = await pool.connect();
+        if (prepare && !prepared.has(client)) {
+          preparedStatements(client);
+          prepared.add(client);
+        }
         const release = client.release.bind(client);
         client.release = (err?: Error | boolean) => release(err ?? (broken.has(client) ? true : undefined));
         return client;
@@ -205,6 +215,32 @@ export async function openStore(url: string): Promise<Store> {
   throw new StoreOpenError(
     `unsupported database URL "${url}": use sqlite:PATH or postgres://user@host:port/db`,
   );
+}
+
+/**
+ * Make a pooled client run parameterised statements as named prepared statements (PostgreSQL parses and
+ * plans each distinct statement once per connection instead of on every request). The name is a hash of the
+ * text; statements with many parameters (long `IN` lists) stay unnamed, so a connection keeps a bounded set.
+ * A statement prepared before a schema change is re-run unnamed when PostgreSQL refuses the stale plan
+ * (`0A000`). `INVENTORY_PG_PREPARE=0` turns this off (e.g. behind PgBouncer in transaction mode).
+ */
+function preparedStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>;
+  const names = new Map<string, string>();
+  (client as unknown as { query: unknown }).query = (text: unknown, values?: unknown, cb?: unknown) => {
+    if (typeof text !== "string" || !Array.isArray(values) || values.length === 0 || values.length > 32 || cb)
+      return cb ? query(text, values, cb) : query(text, values);
+    let name = names.get(text);
+    if (!name) {
+      name = `s${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+      names.set(text, name);
+    }
+    return query({ name, text, values }).catch((e: { code?: string }) => {
+      if (e?.code !== "0A000") throw e;
+      names.set(text, `${name}x${Date.now()}`);
+      return query(text, values);
+    });
+  };
 }
 
 /** Quote an identifier (table or column name from the registry) for raw SQL on both engines. */
