@@ -17,6 +17,7 @@ import { registry } from "../src/registry/index.ts";
 import { createToken, ensureSuperuser } from "../src/service/accounts.ts";
 import { openStore } from "../src/store/db.ts";
 import { migrate } from "../src/store/migrate.ts";
+import { type ReplicaPair, startReplicaPair } from "../test/helpers/pg-replica.ts";
 import { grow } from "./seed.ts";
 import { type WebhookFigures, webhookBench } from "./webhooks.ts";
 
@@ -33,6 +34,8 @@ const { values: args } = parseArgs({
     "only-webhooks": { type: "boolean", default: false },
     // Issue 13: re-run the REST read and write scenarios against `serve --workers N` for each N listed.
     processes: { type: "string", default: "1" },
+    // Issue 13: serve with `--database-replica` on a throwaway primary and streaming replica (pg_basebackup).
+    replica: { type: "boolean", default: false },
   },
 });
 
@@ -40,7 +43,14 @@ const log = (s: string) => process.stdout.write(`${s}\n`);
 const reg = registry();
 let dbUrl = args.database;
 let sqliteFile: string | undefined;
-if (!dbUrl) {
+let replicaUrl: string | undefined;
+let pair: ReplicaPair | undefined;
+if (args.replica) {
+  pair = startReplicaPair(46000 + Math.floor(Math.random() * 4000) * 2);
+  const schema = `bench_${randomBytes(4).toString("hex")}`;
+  dbUrl = `${pair.primaryUrl}?schema=${schema}`;
+  replicaUrl = `${pair.replicaUrl}?schema=${schema}`;
+} else if (!dbUrl) {
   sqliteFile = join(tmpdir(), `inventory-bench-${Date.now()}.sqlite3`);
   dbUrl = `sqlite:${sqliteFile}`;
 } else if (dbUrl.startsWith("postgres")) {
@@ -104,7 +114,15 @@ await store.close();
 const port = 18000 + Math.floor(Math.random() * 1000);
 const child = spawn(
   process.execPath,
-  ["bin/inventory.js", "serve", "--port", String(port), "--database", dbUrl],
+  [
+    "bin/inventory.js",
+    "serve",
+    "--port",
+    String(port),
+    "--database",
+    dbUrl,
+    ...(replicaUrl ? ["--database-replica", replicaUrl] : []),
+  ],
   {
     env: { ...process.env, INVENTORY_LOG_LEVEL: "warn" },
     stdio: ["ignore", "pipe", "inherit"],
@@ -477,7 +495,10 @@ for (const w of webhookResults)
   wtable.push([String(w.webhooks), String(w.p50Ms), String(w.p99Ms), w.deliveriesPerSec.toFixed(0)]);
 log(wtable.toString());
 mkdirSync("bench/results", { recursive: true });
-const out = join("bench/results", `${new Date().toISOString().slice(0, 10)}-${engine}.json`);
+const out = join(
+  "bench/results",
+  `${new Date().toISOString().slice(0, 10)}-${engine}${replicaUrl ? "-replica" : ""}.json`,
+);
 writeFileSync(
   out,
   JSON.stringify(
@@ -497,7 +518,8 @@ writeFileSync(
 );
 log(`written ${out}`);
 if (sqliteFile) for (const s of ["", "-wal", "-shm"]) rmSync(`${sqliteFile}${s}`, { force: true });
-if (engine === "postgres") {
+if (pair) pair.stop();
+else if (engine === "postgres") {
   const schema = new URL(dbUrl).searchParams.get("schema");
   const admin = await openStore(dbUrl.replace(/[?&]schema=[^&]*/, ""));
   await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(admin.db);

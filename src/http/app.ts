@@ -224,7 +224,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // With a replica: record where this user's write left the primary's WAL, before the client can read.
   app.addHook("onSend", async (req, reply, payload) => {
-    if (store.replica && !SAFE.has(req.method) && req.auth?.actor && reply.statusCode < 400)
+    const reads = SAFE.has(req.method) || req.url.split("?")[0] === "/api/graphql/";
+    if (store.replica && !reads && req.auth?.actor && reply.statusCode < 400)
       await markWrite(store.db, req.auth.actor.id);
     return payload;
   });
