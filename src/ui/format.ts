@@ -2,7 +2,19 @@
  * Values of representations as HTML fragments for list cells and detail rows. Every text is escaped here
  * (templates print these fragments raw); related objects become links to their UI pages.
  */
+import MarkdownIt from "markdown-it";
 import { uiUrl } from "./views.ts";
+
+/** Markdown with raw HTML disabled (escaped) and unsafe link schemes refused (markdown-it defaults). */
+const md = new MarkdownIt({ html: false, linkify: true, breaks: true });
+
+/**
+ * Markdown text (notes, comments, markdown custom fields) as HTML, as Nautobot renders them: raw HTML in
+ * the text is shown escaped, `javascript:` links are not links.
+ */
+export function markdownHtml(text: unknown): string {
+  return `<div class="markdown">${md.render(String(text ?? ""))}</div>`;
+}
 
 /** HTML-escape a text. */
 export function esc(v: unknown): string {
@@ -43,6 +55,7 @@ export function valueHtml(v: unknown, key = ""): string {
   if (typeof v === "string" && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/.test(v))
     return esc(v.replace("T", " ").slice(0, 19));
   if (typeof v === "boolean") return v ? "✓ yes" : "✗ no";
+  if (key === "comments" && typeof v === "string") return markdownHtml(v);
   if (key.endsWith("url") && typeof v === "string" && v.startsWith("/"))
     return `<a href="${esc(v)}">${esc(v)}</a>`;
   return esc(v);

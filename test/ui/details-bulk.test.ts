@@ -103,8 +103,21 @@ describe("web interface: detail pages and bulk edit", () => {
     assert.match(page.html, /<h2>Notes \(1\)<\/h2>/);
     assert.match(page.html, /Power work &lt;script&gt;x&lt;\/script&gt;/);
     assert.doesNotMatch(page.html, /<script>x/);
+    // Notes and comments are Markdown, as Nautobot renders them; raw HTML and javascript: links stay inert.
+    await web.post(`/dcim/sites/${site.id}/notes/`, {
+      note: "**Done** [runbook](https://example.com/rb) [x](javascript:alert(1))",
+    });
+    await s.api(`/api/dcim/sites/${site.id}/`, {
+      method: "PATCH",
+      body: { comments: "# Heading\n- item <img src=x onerror=alert(1)>" },
+    });
+    page = await web.get(`/dcim/sites/${site.id}/`);
+    assert.match(page.html, /<strong>Done<\/strong> <a href="https:\/\/example.com\/rb">runbook<\/a>/);
+    assert.doesNotMatch(page.html, /href="javascript:/);
+    assert.match(page.html, /<h1>Heading<\/h1>/);
+    assert.match(page.html, /<li>item &lt;img src=x onerror=alert\(1\)&gt;<\/li>/);
     const api = await s.api(`/api/dcim/sites/${site.id}/notes/`);
-    assert.equal(api.body.count, 1);
+    assert.equal(api.body.count, 2);
     assert.equal(api.body.results[0].user.username, "admin");
   });
 

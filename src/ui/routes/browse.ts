@@ -14,7 +14,7 @@ import { getRow, listRows } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
 import { childTables, listColumns } from "../children.ts";
 import { filterControls, nonBlank } from "../filters.ts";
-import { esc, valueHtml } from "../format.ts";
+import { esc, markdownHtml, valueHtml } from "../format.ts";
 import { PANEL_FIELDS, PANEL_TITLES, PANELS } from "../panels.ts";
 import type { UiKit } from "../plugin.ts";
 import { titleOf, uiUrl } from "../views.ts";
@@ -281,7 +281,7 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
             time: String(n.created ?? "")
               .replace("T", " ")
               .slice(0, 16),
-            note: n.note,
+            note: markdownHtml(n.note),
           }))
         : undefined;
     const panel = PANELS[model.key];
