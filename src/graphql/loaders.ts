@@ -8,6 +8,7 @@ import DataLoader from "dataloader";
 import { GraphQLError } from "graphql";
 import type { Model } from "../registry/index.ts";
 import type { ComputedField } from "../registry/meta.ts";
+import type { CablePath } from "../service/cable-paths.ts";
 import { cablePeers, loadComputed, rowPaths } from "../service/computed.ts";
 import type { Ctx } from "../service/context.ts";
 import { groupsContaining } from "../service/dynamic-groups.ts";
@@ -134,9 +135,14 @@ export class Loaders {
 
   /** The destination of each row's cable path (path endpoints: Nautobot's `connected_endpoint`). */
   connected(model: Model): DataLoader<Row, Ref | null> {
-    return this.loader(`path:${model.key}`, async (rows: readonly Row[]) =>
-      (await rowPaths(this.ctx, rows)).map((p) => p?.destination ?? null),
+    return this.loader(`dest:${model.key}`, async (rows: readonly Row[]) =>
+      (await this.path(model).loadMany(rows)).map((p) => (p && !(p instanceof Error) ? p.destination : null)),
     );
+  }
+
+  /** The stored cable path starting at each row (path endpoints), or null. */
+  path(model: Model): DataLoader<Row, CablePath | null> {
+    return this.loader(`path:${model.key}`, async (rows: readonly Row[]) => rowPaths(this.ctx, rows));
   }
 
   /** The dynamic groups (rows) each object belongs to. */

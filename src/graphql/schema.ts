@@ -29,6 +29,7 @@ import { normalizeUuid } from "../query/filters.ts";
 import type { Model, Registry } from "../registry/index.ts";
 import type { FieldDef } from "../registry/meta.ts";
 import { COMPATIBLE_TERMINATIONS } from "../registry/models/dcim.ts";
+import type { CablePath } from "../service/cable-paths.ts";
 import type { Ctx } from "../service/context.ts";
 import { ValidationError } from "../service/errors.ts";
 import { detailUrl } from "../service/represent.ts";
@@ -130,6 +131,20 @@ export function buildSchema(
   const types = new Map<string, GraphQLObjectType<Row, GraphContext>>();
   const enums = new Map<string, GraphQLEnumType>();
   const ctType = contentType(reg);
+  /** Nautobot's `CablePathType`: a stored path from an endpoint (`path` and `_path` of endpoints). */
+  const pathType = new GraphQLObjectType<CablePath, GraphContext>({
+    name: "CablePathType",
+    fields: {
+      id: { type: new GraphQLNonNull(UUIDScalar), resolve: (p) => p.id },
+      origin_type: { type: new GraphQLNonNull(ctType), resolve: (p) => p.origin.type },
+      origin_id: { type: new GraphQLNonNull(UUIDScalar), resolve: (p) => p.origin.id },
+      destination_type: { type: ctType, resolve: (p) => p.destination?.type ?? null },
+      destination_id: { type: UUIDScalar, resolve: (p) => p.destination?.id ?? null },
+      path: { type: GenericScalar, resolve: (p) => p.path.map((n) => `${n.type}:${n.id}`) },
+      is_active: { type: new GraphQLNonNull(GraphQLBoolean), resolve: (p) => p.isActive },
+      is_split: { type: new GraphQLNonNull(GraphQLBoolean), resolve: (p) => p.isSplit },
+    },
+  });
 
   const enumOf = (model: Model, field: string, fd: FieldDef & { kind: "choice" }) => {
     const name = enumName(model, field);
@@ -354,7 +369,9 @@ export function buildSchema(
               termination.filter((m) => peers(model).includes(m.key)),
               (r, g) => g.loaders.cablePeer(model).load(r),
             );
-          else if (name === "connected_endpoint")
+          else if (name === "connected_endpoint") {
+            for (const pathName of ["path", "_path"])
+              add(pathName, { type: pathType, resolve: (r, _a, g) => g.loaders.path(model).load(r) });
             refFields(
               add,
               name,
@@ -363,7 +380,7 @@ export function buildSchema(
               endpoints.filter((m) => peers(model).includes(m.key)),
               (r, g) => g.loaders.connected(model).load(r),
             );
-          else if (fd.type === "json")
+          } else if (fd.type === "json")
             add(name, {
               type: GenericScalar,
               resolve: (r, _a, g) => g.loaders.computed(model, name, fd).load(r),

@@ -155,6 +155,7 @@ describe("GraphQL", () => {
         cable_peer { __typename ... on InterfaceType { name device { name } } }
         cable_peer_interface { name } _cable_peer_type { app_label model }
         connected_endpoint { __typename } connected_interface { device { name } }
+        path { is_active destination_type { model } destination_id path }
       }
       ip_addresses(address: "192.0.2.10/24") {
         assigned_object { __typename ... on InterfaceType { name } } interface { name } vminterface { name }
@@ -172,6 +173,12 @@ describe("GraphQL", () => {
         _cable_peer_type: { app_label: "dcim", model: "interface" },
         connected_endpoint: { __typename: "InterfaceType" },
         connected_interface: { device: { name: "dev-2" } },
+        path: {
+          is_active: true,
+          destination_type: { model: "interface" },
+          destination_id: w.interface2,
+          path: [`dcim.cable:${cable.body.id}`],
+        },
       },
       ip_addresses: [
         {
