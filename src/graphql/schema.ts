@@ -12,7 +12,6 @@ import {
   GraphQLBoolean,
   type GraphQLEnumType,
   GraphQLError,
-  type GraphQLFieldConfig,
   type GraphQLFieldConfigMap,
   GraphQLID,
   GraphQLInt,
@@ -28,15 +27,23 @@ import { formatAddress, parseCidr } from "../net/ip.ts";
 import { normalizeUuid } from "../query/filters.ts";
 import type { Model, Registry } from "../registry/index.ts";
 import type { FieldDef } from "../registry/meta.ts";
-import { COMPATIBLE_TERMINATIONS } from "../registry/models/dcim.ts";
-import type { CablePath } from "../service/cable-paths.ts";
-import type { Ctx } from "../service/context.ts";
-import { ValidationError } from "../service/errors.ts";
 import { detailUrl } from "../service/represent.ts";
 import type { Row } from "../service/rows.ts";
 import { parseJsonColumn } from "../store/values.ts";
 import { argKey, filterParams, listArgs } from "./args.ts";
-import { type Loaders, modelOf, type Ref } from "./loaders.ts";
+import {
+  type Args,
+  asGraphError,
+  cablePathType,
+  contentType,
+  exposed,
+  type GraphContext,
+  MAX_INT32,
+  page,
+  peers,
+  type Resolver,
+} from "./common.ts";
+import { modelOf, type Ref } from "./loaders.ts";
 import {
   enumName,
   enumValueName,
@@ -56,67 +63,7 @@ import {
   UUIDScalar,
 } from "./scalars.ts";
 
-/** What every resolver gets as GraphQL context. */
-export interface GraphContext {
-  ctx: Ctx;
-  loaders: Loaders;
-}
-
-type Resolver = GraphQLFieldConfig<Row, GraphContext>;
-type Args = Record<string, unknown>;
-
-/** The models a cable from `model` may end on (Nautobot `COMPATIBLE_TERMINATION_TYPES`). */
-const peers = (model: Model): readonly string[] => COMPATIBLE_TERMINATIONS[model.key] ?? [];
-
-/** Models not served through GraphQL (as Nautobot 1.6: accounts and tokens; our delivery log). */
-const HIDDEN_APPS = new Set(["users"]);
-const HIDDEN_MODELS = new Set(["extras.webhookdelivery"]);
-
-/** Whether a model has GraphQL fields. */
-export function exposed(model: Model): boolean {
-  return !HIDDEN_APPS.has(model.app) && !HIDDEN_MODELS.has(model.key);
-}
-
-const MAX_INT32 = 2 ** 31 - 1;
-
-/** Nautobot's `ContentTypeType`: a content type as `{id, app_label, model}`. */
-function contentType(reg: Registry): GraphQLObjectType<string, GraphContext> {
-  return new GraphQLObjectType<string, GraphContext>({
-    name: "ContentTypeType",
-    fields: {
-      id: { type: new GraphQLNonNull(GraphQLID), resolve: (k) => reg.models.get(k)?.ctId ?? k },
-      app_label: { type: new GraphQLNonNull(GraphQLString), resolve: (k) => k.split(".")[0] },
-      model: { type: new GraphQLNonNull(GraphQLString), resolve: (k) => k.split(".")[1] },
-    },
-  });
-}
-
-/** Page a list of a reverse relation per parent (`limit`/`offset` arguments). */
-function page<T>(list: T[], args: Args): T[] {
-  const offset = typeof args.offset === "number" && args.offset > 0 ? args.offset : 0;
-  const limit = typeof args.limit === "number" && args.limit > 0 ? args.limit : undefined;
-  return limit === undefined ? list.slice(offset) : list.slice(offset, offset + limit);
-}
-
-/** Python's `repr` of a string, as Nautobot's messages print FilterSet errors. */
-const pyStr = (s: string) => (s.includes("'") && !s.includes('"') ? `"${s}"` : `'${s.replace(/'/g, "\\'")}'`);
-
-/**
- * A filter error as a GraphQL error, worded as Nautobot's (`GraphQLError(filterset.errors)`:
- * `{'status': ['Select a valid choice. nope is not one of the available choices.']}`).
- */
-function asGraphError(e: unknown): never {
-  if (e instanceof ValidationError) {
-    const errors = e.errors as Record<string, unknown>;
-    const text = Object.entries(errors)
-      .map(
-        ([k, v]) => `${pyStr(k)}: [${(Array.isArray(v) ? v : [v]).map((m) => pyStr(String(m))).join(", ")}]`,
-      )
-      .join(", ");
-    throw new GraphQLError(`{${text}}`, { extensions: { code: "BAD_FILTER" } });
-  }
-  throw e;
-}
+export { exposed, type GraphContext } from "./common.ts";
 
 /**
  * Build the schema. `customFields` gives, per model key, the names of its custom fields (`cf_<name>`
@@ -131,20 +78,7 @@ export function buildSchema(
   const types = new Map<string, GraphQLObjectType<Row, GraphContext>>();
   const enums = new Map<string, GraphQLEnumType>();
   const ctType = contentType(reg);
-  /** Nautobot's `CablePathType`: a stored path from an endpoint (`path` and `_path` of endpoints). */
-  const pathType = new GraphQLObjectType<CablePath, GraphContext>({
-    name: "CablePathType",
-    fields: {
-      id: { type: new GraphQLNonNull(UUIDScalar), resolve: (p) => p.id },
-      origin_type: { type: new GraphQLNonNull(ctType), resolve: (p) => p.origin.type },
-      origin_id: { type: new GraphQLNonNull(UUIDScalar), resolve: (p) => p.origin.id },
-      destination_type: { type: ctType, resolve: (p) => p.destination?.type ?? null },
-      destination_id: { type: UUIDScalar, resolve: (p) => p.destination?.id ?? null },
-      path: { type: GenericScalar, resolve: (p) => p.path.map((n) => `${n.type}:${n.id}`) },
-      is_active: { type: new GraphQLNonNull(GraphQLBoolean), resolve: (p) => p.isActive },
-      is_split: { type: new GraphQLNonNull(GraphQLBoolean), resolve: (p) => p.isSplit },
-    },
-  });
+  const pathType = cablePathType(ctType);
 
   const enumOf = (model: Model, field: string, fd: FieldDef & { kind: "choice" }) => {
     const name = enumName(model, field);
