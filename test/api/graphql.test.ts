@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { getIntrospectionQuery } from "graphql";
 import { createToken } from "../../src/service/accounts.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 import { buildWorld, create, type World } from "../helpers/world.ts";
@@ -220,6 +221,14 @@ describe("GraphQL", () => {
       `/api/graphql/?query=${encodeURIComponent('{ sites(name: "Site B") { name } }')}`,
     );
     assert.deepEqual(get.body, { data: { sites: [{ name: "Site B" }] } });
+  });
+
+  it("answers the standard introspection query of GraphQL tools despite its depth", async () => {
+    const r = await gql(getIntrospectionQuery());
+    assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 500));
+    const names = r.body.data.__schema.types.map((t: { name: string }) => t.name);
+    for (const n of ["DeviceType", "IPAddressType", "DcimInterfaceTypeChoices", "CableTerminationTypes"])
+      assert.ok(names.includes(n), n);
   });
 
   it("refuses queries nested deeper than the limit and too many aliases", async () => {
