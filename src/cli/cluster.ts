@@ -7,7 +7,9 @@
 import cluster, { type Worker } from "node:cluster";
 import closeWithGrace from "close-with-grace";
 import pino from "pino";
+import { AggregatorRegistry } from "prom-client";
 import type { Config } from "../config.ts";
+import { METRICS_REPLY, METRICS_REQUEST } from "../http/routes/metrics.ts";
 import { registry } from "../registry/index.ts";
 import { buildServer } from "../server.ts";
 import { openStore } from "../store/db.ts";
@@ -61,6 +63,15 @@ export async function forkApiProcesses(
         ready(w);
       });
     });
+  // Metrics of every API process, aggregated on request of the one a scrape reached (http/routes/metrics.ts).
+  const aggregator = new AggregatorRegistry();
+  cluster.on("message", (worker, m: { type?: string; id?: string }) => {
+    if (m?.type !== METRICS_REQUEST) return;
+    aggregator
+      .clusterMetrics()
+      .catch(() => "")
+      .then((text) => worker.send({ type: METRICS_REPLY, id: m.id, text }));
+  });
   await Promise.all(Array.from({ length: n }, fork));
   return async () => {
     stopping = true;

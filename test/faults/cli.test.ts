@@ -1,7 +1,8 @@
 /**
  * Issue 13, production install and processes, through the real command line: `--version`, a mistyped
  * SQLite path is an error (no new empty file), `backup --to` copies a database while a server writes to
- * it, and `serve --workers 2` answers on one port from two processes with writes from both kept.
+ * it, and `serve --workers 2` answers on one port from two processes with writes from both kept and
+ * counted together by `/metrics`.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -91,6 +92,12 @@ describe("command line for production", () => {
       });
     const statuses = await Promise.all(Array.from({ length: 40 }, (_v, i) => post(i).then((r) => r.status)));
     assert.deepEqual([...new Set(statuses)], [201]);
+    // /metrics reached one of the two processes, and counts the writes of both (aggregated by the primary).
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    assert.match(
+      metrics,
+      /inventory_http_requests_total\{route="\/api\/:app\/:model\/",method="POST",status="201"\} 40/,
+    );
     const copy = tmp("copy.sqlite3");
     const b = await run(["backup", "--database", `sqlite:${db}`, "--to", copy]);
     assert.equal(b.code, 0, b.out);

@@ -2,10 +2,14 @@
  * `GET /metrics` (issue 13): Prometheus metrics through prom-client. Per process: requests by route, method
  * and status, a latency histogram, Node's own metrics and the PostgreSQL pool. From the database at scrape
  * time (so any process answers the same): outbox depth, age of the oldest due delivery, deliveries by
- * state, live webhook workers. Needs no token, as Nautobot's `/metrics`; it carries no inventory data.
+ * state, live webhook workers. Under `serve --workers N` every process's figures are aggregated by the
+ * primary. Needs no token, as Nautobot's `/metrics`; it carries no inventory data.
  */
+
+import cluster from "node:cluster";
+import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { liveWorkers, outboxStats } from "../../service/outbox.ts";
 import type { HttpKit } from "../kit.ts";
 
@@ -39,6 +43,7 @@ export function installMetrics(app: FastifyInstance, kit: HttpKit): void {
   };
   new Gauge({
     name: "inventory_outbox_depth",
+    aggregator: "first",
     help: "Webhook deliveries not finished yet (queued, sending or waiting to retry).",
     registers: [registry],
     async collect() {
@@ -47,6 +52,7 @@ export function installMetrics(app: FastifyInstance, kit: HttpKit): void {
   });
   new Gauge({
     name: "inventory_outbox_oldest_due_seconds",
+    aggregator: "first",
     help: "Seconds since the oldest due webhook delivery became due (0 when none is waiting).",
     registers: [registry],
     async collect() {
@@ -55,6 +61,7 @@ export function installMetrics(app: FastifyInstance, kit: HttpKit): void {
   });
   new Gauge({
     name: "inventory_webhook_deliveries",
+    aggregator: "first",
     help: "Webhook deliveries in the outbox, by state (succeeded and failed are outcomes).",
     labelNames: ["state"] as const,
     registers: [registry],
@@ -64,6 +71,7 @@ export function installMetrics(app: FastifyInstance, kit: HttpKit): void {
   });
   new Gauge({
     name: "inventory_webhook_workers",
+    aggregator: "first",
     help: "Webhook workers that reported in the last minute.",
     registers: [registry],
     async collect() {
@@ -91,7 +99,37 @@ export function installMetrics(app: FastifyInstance, kit: HttpKit): void {
     latency.observe({ route, method: req.method }, seconds);
   });
 
-  app.get("/metrics", async (_req, reply) =>
-    reply.header("Content-Type", registry.contentType).send(await registry.metrics()),
-  );
+  // Under `serve --workers N` a scrape reaches one API process: it asks the primary for every process's
+  // metrics, aggregated (prom-client AggregatorRegistry; database-wide gauges taken once).
+  if (cluster.isWorker) {
+    AggregatorRegistry.setRegistries([registry]);
+    new AggregatorRegistry();
+  }
+  app.get("/metrics", async (_req, reply) => {
+    const all = cluster.isWorker ? await clusterMetrics().catch(() => undefined) : undefined;
+    return reply.header("Content-Type", registry.contentType).send(all ?? (await registry.metrics()));
+  });
+}
+
+/** Message types between an API process and the primary of `serve --workers` (cli/cluster.ts). */
+export const METRICS_REQUEST = "inventory:metrics";
+export const METRICS_REPLY = "inventory:metrics:reply";
+
+/** Ask the primary for the aggregated metrics of every API process (3 s at most). */
+function clusterMetrics(): Promise<string | undefined> {
+  if (!process.send) return Promise.resolve(undefined);
+  const id = randomUUID();
+  return new Promise((done) => {
+    const timer = setTimeout(() => finish(undefined), 3000);
+    const onMessage = (m: { type?: string; id?: string; text?: string }) => {
+      if (m?.type === METRICS_REPLY && m.id === id) finish(m.text || undefined);
+    };
+    const finish = (text: string | undefined) => {
+      clearTimeout(timer);
+      process.off("message", onMessage);
+      done(text);
+    };
+    process.on("message", onMessage);
+    process.send?.({ type: METRICS_REQUEST, id });
+  });
 }
