@@ -11,16 +11,12 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
-import { rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
 import { openStore, type Store } from "../../src/store/db.ts";
 import { waitForOutput } from "../helpers/process.ts";
 import { type Receiver, startReceiver } from "../helpers/receiver.ts";
-import { ENGINE } from "../helpers/server.ts";
+import { ENGINE, freshDatabase } from "../helpers/server.ts";
 import { waitUntil } from "../helpers/wait.ts";
 
 const SECONDS = Number(process.env.FAULT_SECONDS ?? 60);
@@ -82,22 +78,7 @@ describe(`faults and load on ${ENGINE}`, () => {
   };
 
   before(async () => {
-    if (ENGINE === "postgres") {
-      const base = process.env.TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-      const schema = `t_${randomBytes(6).toString("hex")}`;
-      url = `${base}${base.includes("?") ? "&" : "?"}schema=${schema}`;
-      cleanup = async () => {
-        const admin = await openStore(base);
-        await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(admin.db);
-        await admin.close();
-      };
-    } else {
-      const file = join(tmpdir(), `inventory-faults-${randomUUID()}.sqlite3`);
-      url = `sqlite:${file}`;
-      cleanup = async () => {
-        for (const s of ["", "-wal", "-shm"]) rmSync(`${file}${s}`, { force: true });
-      };
-    }
+    ({ url, cleanup } = freshDatabase(ENGINE, "faults"));
     await cli(["migrate", "--database", url]);
     await cli(["createsuperuser", "--username", "admin", "--password", "pw-faults-1", "--database", url]);
     token = await cli(["token", "create", "--username", "admin", "--database", url]);
@@ -217,22 +198,14 @@ describe(`faults and load on ${ENGINE}`, () => {
       made.length === 0 || made.length === 5000,
       `all or none, got ${made.length} (HTTP ${answer.status})`,
     );
-    const logged = made.length
-      ? await store.db
-          .selectFrom("extras_objectchange")
-          .select("id")
-          .where("changed_object_id", "in", made)
-          .execute()
-      : [];
-    assert.equal(logged.length, made.length, "a change-log row per object created");
-    const queued = made.length
-      ? await store.db
-          .selectFrom("extras_webhookdelivery")
-          .select("id")
-          .where("changed_object_id", "in", made)
-          .execute()
-      : [];
-    assert.equal(queued.length, made.length, "a delivery per change");
+    /** Rows of `table` about the objects created (change-log rows, deliveries). */
+    const about = async (table: string) =>
+      made.length
+        ? (await store.db.selectFrom(table).select("id").where("changed_object_id", "in", made).execute())
+            .length
+        : 0;
+    assert.equal(await about("extras_objectchange"), made.length, "a change-log row per object created");
+    assert.equal(await about("extras_webhookdelivery"), made.length, "a delivery per change");
     if (ENGINE === "sqlite") {
       const check = await sql<{ integrity_check: string }>`PRAGMA integrity_check`.execute(store.db);
       assert.equal(check.rows.length, 1);

@@ -5,16 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
-import { rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, it } from "node:test";
-import { sql } from "kysely";
 import { registry } from "../../src/registry/index.ts";
 import { openStore } from "../../src/store/db.ts";
 import { DEFAULT_STATUSES } from "../../src/store/default-statuses.ts";
-import { ENGINE } from "../helpers/server.ts";
+import { ENGINE, freshDatabase } from "../helpers/server.ts";
 
 function migrateProcess(url: string): Promise<{ code: number | null; out: string }> {
   return new Promise((done) => {
@@ -28,24 +23,7 @@ function migrateProcess(url: string): Promise<{ code: number | null; out: string
 
 describe("concurrent migrations", () => {
   it("three processes migrating one fresh database at once: all succeed, seeds exist once", async () => {
-    let url: string;
-    let cleanup: () => Promise<void>;
-    if (ENGINE === "postgres") {
-      const base = process.env.TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-      const schema = `t_${randomBytes(6).toString("hex")}`;
-      url = `${base}${base.includes("?") ? "&" : "?"}schema=${schema}`;
-      cleanup = async () => {
-        const admin = await openStore(base);
-        await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(admin.db);
-        await admin.close();
-      };
-    } else {
-      const file = join(tmpdir(), `inventory-migrate-${randomUUID()}.sqlite3`);
-      url = `sqlite:${file}`;
-      cleanup = async () => {
-        for (const s of ["", "-wal", "-shm"]) rmSync(`${file}${s}`, { force: true });
-      };
-    }
+    const { url, cleanup } = freshDatabase(ENGINE, "migrate");
     try {
       const runs = await Promise.all([migrateProcess(url), migrateProcess(url), migrateProcess(url)]);
       for (const r of runs) assert.equal(r.code, 0, r.out);

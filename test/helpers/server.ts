@@ -36,6 +36,35 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/**
+ * The URL of a fresh, empty database of `engine` (a new PostgreSQL schema, or a new SQLite file named with
+ * `label`) and the function that removes it.
+ */
+export function freshDatabase(
+  engine: "sqlite" | "postgres",
+  label: string,
+): { url: string; cleanup: () => Promise<void> } {
+  if (engine === "postgres") {
+    const schema = `t_${randomBytes(6).toString("hex")}`;
+    const base = process.env.TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+    return {
+      url: `${base}${base.includes("?") ? "&" : "?"}schema=${schema}`,
+      cleanup: async () => {
+        const admin = await openStore(base);
+        await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(admin.db);
+        await admin.close();
+      },
+    };
+  }
+  const file = join(tmpdir(), `inventory-${label}-${randomUUID()}.sqlite3`);
+  return {
+    url: `sqlite:${file}`,
+    cleanup: async () => {
+      for (const s of ["", "-wal", "-shm"]) rmSync(`${file}${s}`, { force: true });
+    },
+  };
+}
+
 /** Start a server on a fresh database (of `opts.engine`, default TEST_DB). */
 export async function startServer(
   overrides: Partial<Config> = {},
@@ -49,22 +78,7 @@ export async function startServer(
   let url: string;
   let cleanup: () => Promise<void> = async () => {};
   if (opts.databaseUrl) url = opts.databaseUrl;
-  else if ((opts.engine ?? ENGINE) === "postgres") {
-    const schema = `t_${randomBytes(6).toString("hex")}`;
-    const base = process.env.TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-    url = `${base}${base.includes("?") ? "&" : "?"}schema=${schema}`;
-    cleanup = async () => {
-      const admin = await openStore(base);
-      await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(admin.db);
-      await admin.close();
-    };
-  } else {
-    const file = join(tmpdir(), `inventory-test-${randomUUID()}.sqlite3`);
-    url = `sqlite:${file}`;
-    cleanup = async () => {
-      for (const s of ["", "-wal", "-shm"]) rmSync(`${file}${s}`, { force: true });
-    };
-  }
+  else ({ url, cleanup } = freshDatabase(opts.engine ?? ENGINE, "test"));
   const store = await openStore(url);
   const reg = registry();
   await migrate(store, reg);
