@@ -13,7 +13,7 @@ import { cablePeers, loadComputed, rowPaths } from "../service/computed.ts";
 import type { Ctx } from "../service/context.ts";
 import { groupsContaining } from "../service/dynamic-groups.ts";
 import { type ListParams, listRows, listRowsWhereIn } from "../service/read.ts";
-import { m2mPairs, m2mSources, type Row, tagPairs } from "../service/rows.ts";
+import { m2mPairs, type Row, tagPairs } from "../service/rows.ts";
 
 /** The model of each loaded row (unions resolve their member type from it). */
 const rowModels = new WeakMap<Row, string>();
@@ -27,6 +27,17 @@ export function modelOf(row: Row): string | undefined {
 export interface Ref {
   type: string;
   id: string;
+}
+
+/** The second ids of (key, value) pairs grouped under each of `keys`, in order. */
+function grouped(keys: readonly string[], pairs: ReadonlyArray<readonly [string, string]>): string[][] {
+  const by = new Map<string, string[]>();
+  for (const [k, v] of pairs) {
+    const list = by.get(k);
+    if (list) list.push(v);
+    else by.set(k, [v]);
+  }
+  return keys.map((k) => by.get(k) ?? []);
 }
 
 /** Per-request loaders. `maxRows` bounds the rows one request may load (error when exceeded). */
@@ -79,6 +90,11 @@ export class Loaders {
     });
   }
 
+  /** The visible objects of `ids`, in that order (absent and not permitted ones left out). */
+  async many(model: Model, ids: readonly string[]): Promise<Row[]> {
+    return (await this.byId(model).loadMany(ids)).filter((x): x is Row => !!x && !(x instanceof Error));
+  }
+
   /**
    * Visible rows of `model` whose `column` holds a parent's id, filtered by `params` (a reverse relation
    * with the child's filters as arguments), grouped by parent in the model's order.
@@ -107,23 +123,14 @@ export class Loaders {
     });
   }
 
-  /** Target ids of a many-to-many (or content-types) field, per source object. */
-  links(model: Model, field: string): DataLoader<string, string[]> {
-    return this.loader(`m2m:${model.key}:${field}`, async (ids: readonly string[]) => {
-      const by = new Map<string, string[]>();
-      for (const [s, t] of await m2mPairs(this.ctx, model, field, ids)) by.set(s, [...(by.get(s) ?? []), t]);
-      return ids.map((id) => by.get(id) ?? []);
-    });
-  }
-
-  /** Source ids of a many-to-many field per target object (the reverse side: a VLAN's tagged interfaces). */
-  sources(model: Model, field: string): DataLoader<string, string[]> {
-    return this.loader(`m2mr:${model.key}:${field}`, async (ids: readonly string[]) => {
-      const by = new Map<string, string[]>();
-      for (const [t, src] of await m2mSources(this.ctx, model, field, ids))
-        by.set(t, [...(by.get(t) ?? []), src]);
-      return ids.map((id) => by.get(id) ?? []);
-    });
+  /**
+   * The ids on the other side of a many-to-many (or content-types) field, per object: targets per source,
+   * or with `from: "target"` sources per target (the reverse side: a VLAN's tagged interfaces).
+   */
+  links(model: Model, field: string, from: "source" | "target" = "source"): DataLoader<string, string[]> {
+    return this.loader(`m2m:${model.key}:${field}:${from}`, async (ids: readonly string[]) =>
+      grouped(ids, await m2mPairs(this.ctx, model, field, ids, from)),
+    );
   }
 
   /** The far end of each row's cable (cable termination models). */
@@ -157,11 +164,9 @@ export class Loaders {
 
   /** Tag ids per object. */
   tags(model: Model): DataLoader<string, string[]> {
-    return this.loader(`tags:${model.key}`, async (ids: readonly string[]) => {
-      const by = new Map<string, string[]>();
-      for (const [o, t] of await tagPairs(this.ctx, model, ids)) by.set(o, [...(by.get(o) ?? []), t]);
-      return ids.map((id) => by.get(id) ?? []);
-    });
+    return this.loader(`tags:${model.key}`, async (ids: readonly string[]) =>
+      grouped(ids, await tagPairs(this.ctx, model, ids)),
+    );
   }
 
   /** A computed value (config context, driver mappings) per row, computed for the whole level at once. */

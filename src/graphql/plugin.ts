@@ -48,24 +48,19 @@ let cachedSchema: { key: string; schema: GraphQLSchema } | undefined;
  */
 async function schemaFor(ctx: Ctx, reg: Registry): Promise<GraphQLSchema> {
   let key = ctx.memo.get("graphql:cf") as string | undefined;
-  let byModel: Map<string, string[]> | undefined;
   if (key === undefined) {
     const system: Ctx = { ...ctx, grants: undefined };
     const cfModel = reg.get("extras.customfield");
     const { rows } = await listRows(system, cfModel, { params: new Map(), limit: undefined, offset: 0 });
     const names = new Map(rows.map((r) => [String(r.id), String(r.name)]));
-    byModel = new Map();
+    const byModel = new Map<string, string[]>();
     for (const [id, ct] of await m2mPairs(system, cfModel, "content_types", [...names.keys()]))
       byModel.set(ct, [...(byModel.get(ct) ?? []), names.get(id)!].sort());
     key = JSON.stringify([...byModel].sort());
     ctx.memo.set("graphql:cf", key);
   }
-  if (cachedSchema?.key !== key) {
-    if (!byModel) {
-      byModel = new Map(JSON.parse(key) as Array<[string, string[]]>);
-    }
-    cachedSchema = { key, schema: buildSchema(reg, byModel) };
-  }
+  if (cachedSchema?.key !== key)
+    cachedSchema = { key, schema: buildSchema(reg, new Map(JSON.parse(key) as Array<[string, string[]]>)) };
   return cachedSchema.schema;
 }
 

@@ -92,14 +92,25 @@ export function buildSchema(
     return e;
   };
 
-  const listField = (
-    from: Model,
-    resolve: (row: Row, args: Args, g: GraphContext) => Promise<Row[]>,
-  ): Resolver => ({
-    type: new GraphQLList(types.get(from.key)!),
-    args: listArgs(reg, from).args,
-    resolve: (row, args, g) => resolve(row, args, g).catch(asGraphError),
-  });
+  /**
+   * A reverse relation: the objects of `from` whose `column` holds this object's id, taking `from`'s
+   * filters and `limit`/`offset` (paged per parent).
+   */
+  const childList = (from: Model, column: string): Resolver => {
+    const { args, names } = listArgs(reg, from);
+    return {
+      type: new GraphQLList(types.get(from.key)!),
+      args,
+      resolve: async (row, given: Args, g) => {
+        const { limit: _l, offset: _o, ...rest } = given;
+        const list = await g.loaders
+          .children(from, column, filterParams(names, rest), argKey(rest))
+          .load(row.id)
+          .catch(asGraphError);
+        return page(list, given);
+      },
+    };
+  };
 
   /**
    * Unions of object types (Nautobot's `CableTerminationTypes`, `PathEndpointTypes`, `AssignedObjectType`),
@@ -249,9 +260,7 @@ export function buildSchema(
           add(name, {
             type: new GraphQLList(types.get(target.key)!),
             resolve: async (r, _a, g) =>
-              (await g.loaders.byId(target).loadMany(await g.loaders.links(model, name).load(r.id))).filter(
-                (x) => x && !(x instanceof Error),
-              ),
+              g.loaders.many(target, await g.loaders.links(model, name).load(r.id)),
           });
           break;
         }
@@ -328,10 +337,7 @@ export function buildSchema(
       const tag = reg.get("extras.tag");
       add("tags", {
         type: new GraphQLList(types.get(tag.key)!),
-        resolve: async (r, _a, g) =>
-          (await g.loaders.byId(tag).loadMany(await g.loaders.tags(model).load(r.id))).filter(
-            (x) => x && !(x instanceof Error),
-          ),
+        resolve: async (r, _a, g) => g.loaders.many(tag, await g.loaders.tags(model).load(r.id)),
       });
     }
     if (groupable.has(model.key)) {
@@ -382,43 +388,18 @@ export function buildSchema(
           add(m2m, {
             type: new GraphQLList(types.get(from.key)!),
             resolve: async (row, _a, g) =>
-              (await g.loaders.byId(from).loadMany(await g.loaders.sources(from, field).load(row.id))).filter(
-                (x) => x && !(x instanceof Error),
-              ),
+              g.loaders.many(from, await g.loaders.links(from, field, "target").load(row.id)),
           });
         continue;
       }
       if (!name) continue;
-      const column = `${r.field}_id`;
-      const { names } = listArgs(reg, r.from);
-      const from = r.from;
-      add(
-        name,
-        listField(from, async (row, args, g) => {
-          const { limit: _l, offset: _o, ...rest } = args;
-          const list = await g.loaders
-            .children(from, column, filterParams(names, rest), argKey(rest))
-            .load(row.id);
-          return page(list, args);
-        }),
-      );
+      add(name, childList(r.from, `${r.field}_id`));
     }
     // A status's objects (Nautobot's `related_name="%(app_label)s_%(class)s_related"`).
     if (model.key === "extras.status")
       for (const from of models)
-        if (from.fields.status?.kind === "status") {
-          const { names } = listArgs(reg, from);
-          add(
-            `${from.app}_${from.name}_related`,
-            listField(from, async (row, args, g) => {
-              const { limit: _l, offset: _o, ...rest } = args;
-              const list = await g.loaders
-                .children(from, "status_id", filterParams(names, rest), argKey(rest))
-                .load(row.id);
-              return page(list, args);
-            }),
-          );
-        }
+        if (from.fields.status?.kind === "status")
+          add(`${from.app}_${from.name}_related`, childList(from, "status_id"));
     add("url", { type: GraphQLString, resolve: (r, _a, g) => detailUrl(g.ctx, model, r.id) });
     return out;
   };

@@ -49,6 +49,26 @@ async function filtered(ctx: Ctx, model: Model, p: ListParams): Promise<SelectQu
   return q;
 }
 
+/**
+ * `q` ordered by the model's ordering (or `ordering`), through related objects' own ordering (Django
+ * Meta.ordering) with the joins that needs, NULLs as PostgreSQL orders them.
+ */
+function inOrder(
+  ctx: Ctx,
+  model: Model,
+  q: SelectQueryBuilder<any, any, any>,
+  ordering?: readonly string[],
+): SelectQueryBuilder<any, any, any> {
+  const plan = orderPlan(ordering ? { ...model, ordering } : model, (k) => ctx.reg.get(k));
+  for (const j of plan.joins)
+    q = j.left
+      ? q.leftJoin(`${j.table} as ${j.alias}`, `${j.alias}.id`, j.on)
+      : q.innerJoin(`${j.table} as ${j.alias}`, `${j.alias}.id`, j.on);
+  for (const tm of plan.terms)
+    for (const e of ctx.store.dialect.orderBy(tm.ref, tm.desc, tm.nullable, tm.nullsFirst)) q = q.orderBy(e);
+  return q;
+}
+
 /** A page of rows and the total count. `limit` undefined means all rows. */
 export async function listRows(
   ctx: Ctx,
@@ -56,15 +76,7 @@ export async function listRows(
   p: ListParams,
 ): Promise<{ count: number; rows: Row[] }> {
   const base = await filtered(ctx, model, p);
-  let q = base.selectAll("t");
-  // Model ordering through related objects' own ordering (Django Meta.ordering), NULLs as PostgreSQL.
-  const plan = orderPlan(p.ordering ? { ...model, ordering: p.ordering } : model, (k) => ctx.reg.get(k));
-  for (const j of plan.joins)
-    q = j.left
-      ? q.leftJoin(`${j.table} as ${j.alias}`, `${j.alias}.id`, j.on)
-      : q.innerJoin(`${j.table} as ${j.alias}`, `${j.alias}.id`, j.on);
-  for (const tm of plan.terms)
-    for (const e of ctx.store.dialect.orderBy(tm.ref, tm.desc, tm.nullable, tm.nullsFirst)) q = q.orderBy(e);
+  let q = inOrder(ctx, model, base.selectAll("t"), p.ordering);
   if (p.limit !== undefined) q = q.limit(p.limit);
   if (p.offset) q = q.offset(p.offset);
   const rows = await q.execute();
@@ -96,20 +108,13 @@ export async function listRowsWhereIn(
     !ctx.grants &&
     (!p || (!p.extra && ![...p.params.keys()].some((k) => !(p.ignore ?? RESERVED_PARAMS).has(k))));
   if (plain && column === "id") return rowsWhereIn(ctx, model, column, uniq);
+  const base = inOrder(
+    ctx,
+    model,
+    (await filtered(ctx, model, p ?? { params: new Map(), limit: undefined, offset: 0 })).selectAll("t"),
+  );
   const out: Row[] = [];
-  for (const part of chunks(uniq)) {
-    const base = await filtered(ctx, model, p ?? { params: new Map(), limit: undefined, offset: 0 });
-    let q = base.selectAll("t").where(`t.${column}`, "in", part);
-    const plan = orderPlan(model, (k) => ctx.reg.get(k));
-    for (const j of plan.joins)
-      q = j.left
-        ? q.leftJoin(`${j.table} as ${j.alias}`, `${j.alias}.id`, j.on)
-        : q.innerJoin(`${j.table} as ${j.alias}`, `${j.alias}.id`, j.on);
-    for (const tm of plan.terms)
-      for (const e of ctx.store.dialect.orderBy(tm.ref, tm.desc, tm.nullable, tm.nullsFirst))
-        q = q.orderBy(e);
-    out.push(...(await q.execute()));
-  }
+  for (const part of chunks(uniq)) out.push(...(await base.where(`t.${column}`, "in", part).execute()));
   return out;
 }
 

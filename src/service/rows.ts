@@ -236,25 +236,27 @@ export async function findRecords(
 }
 
 /**
- * The (source id, target id) pairs of a many-to-many field for `ids`, from its join table: one query per
- * 2000 ids (GraphQL's `tagged_vlans`, `content_types`). Content-type fields give the content type as target.
+ * The links of a many-to-many field for `ids`, from its join table, as (id given, id on the other side)
+ * pairs: from the sources by default (a device's `tagged_vlans`; a content-types field gives content types),
+ * or from the targets with `from: "target"` (a VLAN's tagged interfaces). One query per 2000 ids.
  */
 export async function m2mPairs(
   ctx: Ctx,
   model: Model,
   field: string,
   ids: readonly string[],
+  from: "source" | "target" = "source",
 ): Promise<Array<[string, string]>> {
-  const fd = model.fields[field];
-  const target = fd?.kind === "cts" ? "content_type" : "target_id";
+  const targetColumn = model.fields[field]?.kind === "cts" ? "content_type" : "target_id";
+  const [given, other] = from === "source" ? ["source_id", targetColumn] : [targetColumn, "source_id"];
   const out: Array<[string, string]> = [];
   for (const part of chunks([...new Set(ids)])) {
     const rows = await ctx.db
       .selectFrom(joinTable(model, field))
-      .select(["source_id", target])
-      .where("source_id", "in", part)
+      .select([given, other])
+      .where(given, "in", part)
       .execute();
-    for (const r of rows) out.push([String(r.source_id), String(r[target])]);
+    for (const r of rows) out.push([String(r[given]), String(r[other])]);
   }
   return out;
 }
@@ -274,28 +276,6 @@ export async function tagPairs(
       .where("object_id", "in", part)
       .execute();
     for (const r of rows) out.push([String(r.object_id), String(r.tag_id)]);
-  }
-  return out;
-}
-
-/**
- * The (target id, source id) pairs of a many-to-many field for `targetIds`: the reverse side of the join
- * table (a VLAN's tagged interfaces), one query per 2000 ids.
- */
-export async function m2mSources(
-  ctx: Ctx,
-  model: Model,
-  field: string,
-  targetIds: readonly string[],
-): Promise<Array<[string, string]>> {
-  const out: Array<[string, string]> = [];
-  for (const part of chunks([...new Set(targetIds)])) {
-    const rows = await ctx.db
-      .selectFrom(joinTable(model, field))
-      .select(["source_id", "target_id"])
-      .where("target_id", "in", part)
-      .execute();
-    for (const r of rows) out.push([String(r.target_id), String(r.source_id)]);
   }
   return out;
 }
