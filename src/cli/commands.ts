@@ -13,7 +13,7 @@ import { createToken, ensureSuperuser } from "../service/accounts.ts";
 import { ensurePaths } from "../service/cable-paths.ts";
 import { makeCtx } from "../service/context.ts";
 import { ensureChoiceRows, ensureNullImages } from "../service/upgrades.ts";
-import { openStore, type Store } from "../store/db.ts";
+import { openStore, type Store, sqlitePath } from "../store/db.ts";
 import { migrate } from "../store/migrate.ts";
 import { openReplica } from "../store/replica.ts";
 import { backupSqliteFile } from "../store/sqlite-driver.ts";
@@ -27,9 +27,16 @@ interface DbOpts {
 
 /** The file of a `sqlite:PATH` URL (undefined for PostgreSQL and `:memory:`). */
 function sqliteFile(url: string): string | undefined {
-  if (!url.startsWith("sqlite:")) return undefined;
-  const path = url.slice("sqlite:".length) || "./inventory.sqlite3";
+  const path = sqlitePath(url);
   return path === ":memory:" ? undefined : path;
+}
+
+/** A SQLite file that must already hold a database (outside `migrate` and `serve`). @throws Error */
+function mustExist(file: string, url: string): void {
+  if (!existsSync(file))
+    throw new Error(
+      `no database at ${file}; check --database (or INVENTORY_DATABASE_URL), or create it with: inventory migrate --database ${url}`,
+    );
 }
 
 /**
@@ -39,10 +46,7 @@ function sqliteFile(url: string): string | undefined {
 async function open(opts: DbOpts, create = false): Promise<Store> {
   const url = opts.database ?? configFromEnv().databaseUrl;
   const file = sqliteFile(url);
-  if (!create && file && !existsSync(file))
-    throw new Error(
-      `no database at ${file}; check --database (or INVENTORY_DATABASE_URL), or create it with: inventory migrate --database ${url}`,
-    );
+  if (!create && file) mustExist(file, url);
   const store = await openStore(url);
   await upgrade(store);
   return store;
@@ -70,8 +74,7 @@ export async function runBackup(opts: DbOpts & { to: string }): Promise<void> {
   const file = sqliteFile(url);
   if (!file)
     throw new Error("backup copies SQLite databases; for PostgreSQL use pg_dump (see docs/DEPLOYMENT.md)");
-  if (!existsSync(file))
-    throw new Error(`no database at ${file}; check --database (or INVENTORY_DATABASE_URL)`);
+  mustExist(file, url);
   if (existsSync(opts.to)) throw new Error(`${opts.to} exists; choose a new file`);
   const pages = await backupSqliteFile(file, opts.to);
   process.stdout.write(`backed up ${file} to ${opts.to} (${pages} pages)\n`);

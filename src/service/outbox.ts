@@ -250,7 +250,10 @@ export async function outboxStats(ctx: Ctx): Promise<OutboxStats> {
     .select(["state", (eb: any) => eb.fn.countAll().as("n")])
     .groupBy("state")
     .execute();
-  const byState: Record<string, number> = { queued: 0, sending: 0, retry: 0, succeeded: 0, failed: 0 };
+  const state = ctx.reg.get("extras.webhookdelivery").fields.state;
+  const byState: Record<string, number> = Object.fromEntries(
+    (state?.kind === "choice" ? state.choices : []).map(([v]) => [String(v), 0]),
+  );
   for (const r of rows) byState[String(r.state)] = Number(r.n);
   const now = new Date().toISOString();
   const oldest = await ctx.db

@@ -55,13 +55,18 @@ export class StoreOpenError extends Error {
 pg.types.setTypeParser(20, (v) => Number(v));
 pg.types.setTypeParser(1700, (v) => Number(v));
 
+/** The file of a `sqlite:PATH` URL (`./inventory.sqlite3` when empty; `:memory:` as is), else undefined. */
+export function sqlitePath(url: string): string | undefined {
+  return url.startsWith("sqlite:") ? url.slice("sqlite:".length) || "./inventory.sqlite3" : undefined;
+}
+
 /**
  * Open the database at `url` and check that it answers.
  * @throws StoreOpenError for a malformed URL or an unreachable database.
  */
 export async function openStore(url: string): Promise<Store> {
-  if (url.startsWith("sqlite:")) {
-    const path = url.slice("sqlite:".length) || "./inventory.sqlite3";
+  const path = sqlitePath(url);
+  if (path !== undefined) {
     let database: NodeSqliteDatabase;
     try {
       database = new NodeSqliteDatabase(path);
@@ -86,30 +91,8 @@ export async function openStore(url: string): Promise<Store> {
     };
   }
   if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw new StoreOpenError(`malformed database URL: ${url}`);
-    }
-    const schema = parsed.searchParams.get("schema");
-    parsed.searchParams.delete("schema");
-    // Every statement of the pool has a time budget (issue 12): INVENTORY_STATEMENT_TIMEOUT seconds
-    // (default 30, 0 = none); PostgreSQL cancels it (57014), answered 503 by the HTTP layer.
-    const timeoutMs = Math.max(0, Number(process.env.INVENTORY_STATEMENT_TIMEOUT ?? 30) * 1000) || 0;
-    const options = [
-      ...(schema ? [`-c search_path=${schema}`] : []),
-      ...(timeoutMs ? [`-c statement_timeout=${Math.round(timeoutMs)}`] : []),
-      // Prepared statements are parsed once but planned per execution: a generic plan does not know a
-      // list's LIMIT or which device is asked for, and picked full ordered scans in the benchmark.
-      "-c plan_cache_mode=force_custom_plan",
-    ].join(" ");
-    const pool = new pg.Pool({
-      connectionString: parsed.toString(),
-      max: Number(process.env.INVENTORY_PG_POOL ?? 10),
-      connectionTimeoutMillis: 5000,
-      ...(options ? { options } : {}),
-    });
+    const { config, schema, host, connectionString } = pgPoolSettings(url, "database");
+    const pool = new pg.Pool(config);
     // A connection lost while checked out (PostgreSQL restarting) emits 'error' on its client: without a
     // listener that is an uncaught exception that ends the process (issue 12). Mark the client broken so it
     // is destroyed, not reused, when released; the request sees the error and answers 503.
@@ -127,7 +110,7 @@ export async function openStore(url: string): Promise<Store> {
       client.release();
     } catch (e) {
       await pool.end().catch(() => {});
-      throw new StoreOpenError(`cannot connect to PostgreSQL at ${parsed.host}: ${(e as Error).message}`);
+      throw new StoreOpenError(`cannot connect to PostgreSQL at ${host}: ${(e as Error).message}`);
     }
     const broken = new WeakSet<pg.PoolClient>();
     const prepared = new WeakSet<pg.PoolClient>();
@@ -148,7 +131,7 @@ export async function openStore(url: string): Promise<Store> {
     };
     const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: guarded as unknown as pg.Pool }) });
     const clientConfig = {
-      connectionString: parsed.toString(),
+      connectionString,
       connectionTimeoutMillis: 5000,
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     };
@@ -240,6 +223,45 @@ function preparedStatements(client: pg.PoolClient): void {
       names.set(text, `${name}x${Date.now()}`);
       return query(text, values);
     });
+  };
+}
+
+/**
+ * The pool settings of a `postgres://` URL (the primary's or a replica's): `?schema=` becomes the search
+ * path, every statement gets the time budget (issue 12: INVENTORY_STATEMENT_TIMEOUT seconds, default 30,
+ * 0 = none; PostgreSQL cancels it with 57014, answered 503), statements are planned per execution, and the
+ * pool holds INVENTORY_PG_POOL connections. @throws StoreOpenError for a malformed URL
+ */
+export function pgPoolSettings(
+  url: string,
+  what: string,
+): { config: pg.PoolConfig; schema: string | null; host: string; connectionString: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new StoreOpenError(`malformed ${what} URL: ${url}`);
+  }
+  const schema = parsed.searchParams.get("schema");
+  parsed.searchParams.delete("schema");
+  const timeoutMs = Math.max(0, Number(process.env.INVENTORY_STATEMENT_TIMEOUT ?? 30) * 1000) || 0;
+  const options = [
+    ...(schema ? [`-c search_path=${schema}`] : []),
+    ...(timeoutMs ? [`-c statement_timeout=${Math.round(timeoutMs)}`] : []),
+    // Prepared statements are parsed once but planned per execution: a generic plan does not know a
+    // list's LIMIT or which device is asked for, and picked full ordered scans in the benchmark.
+    "-c plan_cache_mode=force_custom_plan",
+  ].join(" ");
+  return {
+    config: {
+      connectionString: parsed.toString(),
+      max: Number(process.env.INVENTORY_PG_POOL ?? 10),
+      connectionTimeoutMillis: 5000,
+      options,
+    },
+    schema,
+    host: parsed.host,
+    connectionString: parsed.toString(),
   };
 }
 

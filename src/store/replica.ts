@@ -6,7 +6,7 @@
  */
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
-import { type Db, StoreOpenError } from "./db.ts";
+import { type Db, pgPoolSettings, StoreOpenError } from "./db.ts";
 
 /** An open replica. */
 export interface Replica {
@@ -24,36 +24,18 @@ export interface Replica {
 
 /** Open a replica at `url` (a `postgres://` URL; `?schema=` as for the primary). @throws StoreOpenError */
 export async function openReplica(url: string): Promise<Replica> {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new StoreOpenError(`malformed replica URL: ${url}`);
-  }
-  if (!/^postgres(ql)?:$/.test(parsed.protocol))
-    throw new StoreOpenError(`the replica must be PostgreSQL: ${url}`);
-  const schema = parsed.searchParams.get("schema");
-  parsed.searchParams.delete("schema");
-  const timeoutMs = Math.max(0, Number(process.env.INVENTORY_STATEMENT_TIMEOUT ?? 30) * 1000) || 0;
-  const options = [
-    ...(schema ? [`-c search_path=${schema}`] : []),
-    ...(timeoutMs ? [`-c statement_timeout=${Math.round(timeoutMs)}`] : []),
-  ].join(" ");
-  const pool = new pg.Pool({
-    connectionString: parsed.toString(),
-    max: Number(process.env.INVENTORY_PG_POOL ?? 10),
-    connectionTimeoutMillis: 5000,
-    ...(options ? { options } : {}),
-  });
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new StoreOpenError(`the replica must be PostgreSQL: ${url}`);
+  const { config, host } = pgPoolSettings(url, "replica");
+  const pool = new pg.Pool(config);
   pool.on("error", () => {});
   pool.on("connect", (client) => client.on("error", () => {}));
   try {
     const r = await pool.query("SELECT pg_is_in_recovery() AS standby");
     if (!r.rows[0]?.standby)
-      process.stderr.write(`warning: ${parsed.host} is not a standby; reads go there anyway\n`);
+      process.stderr.write(`warning: ${host} is not a standby; reads go there anyway\n`);
   } catch (e) {
     await pool.end().catch(() => {});
-    throw new StoreOpenError(`cannot connect to the replica at ${parsed.host}: ${(e as Error).message}`);
+    throw new StoreOpenError(`cannot connect to the replica at ${host}: ${(e as Error).message}`);
   }
   return {
     db: new Kysely<any>({ dialect: new PostgresDialect({ pool }) }),

@@ -10,6 +10,7 @@ import cluster from "node:cluster";
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { makeCtx } from "../../service/context.ts";
 import { liveWorkers, outboxStats } from "../../service/outbox.ts";
 import type { HttpKit } from "../kit.ts";
 
@@ -33,8 +34,7 @@ export function installMetrics(app: FastifyInstance, kit: HttpKit): void {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  const ctx = () =>
-    kit.ctxFor({ auth: { actor: undefined }, headers: {}, method: "GET" } as unknown as FastifyRequest);
+  const ctx = () => makeCtx({ store: kit.store, reg: kit.reg, settings: kit.settings });
   // One read of the outbox per scrape, shared by the three gauges that report it.
   let scrape: { at: number; stats: ReturnType<typeof outboxStats> } | undefined;
   const stats = () => {
