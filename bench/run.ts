@@ -4,7 +4,7 @@
  * loopback with autocannon. Prints requests/s, p50/p99 latency and rows/s per scenario, each as a ratio
  * to the framework floor (`GET /health`), and writes bench/results/<date>-<engine>.json.
  */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -112,28 +112,22 @@ await store.close();
 
 // 4. Server in a child process.
 const port = 18000 + Math.floor(Math.random() * 1000);
-const child = spawn(
-  process.execPath,
-  [
-    "bin/inventory.js",
-    "serve",
-    "--port",
-    String(port),
-    "--database",
-    dbUrl,
-    ...(replicaUrl ? ["--database-replica", replicaUrl] : []),
-  ],
-  {
-    env: { ...process.env, INVENTORY_LOG_LEVEL: "warn" },
-    stdio: ["ignore", "pipe", "inherit"],
-  },
-);
-await new Promise<void>((resolve, reject) => {
-  child.stdout!.on("data", (d: Buffer) => {
-    if (d.toString().includes("listening")) resolve();
+/** Start `inventory serve` on `port` with extra flags, in a child process; resolves once it listens. */
+async function startServe(at: number, extra: string[]): Promise<ChildProcess> {
+  const server = spawn(
+    process.execPath,
+    ["bin/inventory.js", "serve", "--port", String(at), "--database", dbUrl!, ...extra],
+    { env: { ...process.env, INVENTORY_LOG_LEVEL: "warn" }, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.stdout!.on("data", (d: Buffer) => {
+      if (d.toString().includes("listening")) resolve();
+    });
+    server.on("exit", (c) => reject(new Error(`server exited ${c}`)));
   });
-  child.on("exit", (c) => reject(new Error(`server exited ${c}`)));
-});
+  return server;
+}
+const child = await startServe(port, replicaUrl ? ["--database-replica", replicaUrl] : []);
 const base = `http://127.0.0.1:${port}`;
 const headers = {
   Authorization: `Token ${token}`,
@@ -329,13 +323,13 @@ for (const sc of scenarios.filter((x) => x.path === "/api/graphql/")) {
 }
 
 const results: Array<Record<string, unknown>> = [];
-for (const sc of args["only-webhooks"] ? scenarios.slice(0, 1) : scenarios) {
-  const slow = sc.rows >= 1000;
+/** Drive one scenario against `url` with autocannon; record and print its figures under `name`. */
+async function drive(sc: Scenario, url: string, connections: number, name = sc.name): Promise<void> {
   const r = await autocannon({
-    url: `${base}${sc.path}`,
+    url,
     method: sc.method ?? "GET",
     headers: sc.headers ?? headers,
-    connections: sc.connections ?? (slow ? 2 : Number(args.connections)),
+    connections,
     duration: Number(args.duration),
     ...(sc.body
       ? {
@@ -347,7 +341,7 @@ for (const sc of args["only-webhooks"] ? scenarios.slice(0, 1) : scenarios) {
   } as any);
   const rps = r.requests.average;
   results.push({
-    scenario: sc.name,
+    scenario: name,
     rps,
     p50: r.latency.p50,
     p99: r.latency.p99,
@@ -356,9 +350,11 @@ for (const sc of args["only-webhooks"] ? scenarios.slice(0, 1) : scenarios) {
     errors: r.errors,
   });
   log(
-    `  ${sc.name}: ${rps.toFixed(0)} req/s p50 ${r.latency.p50} ms p99 ${r.latency.p99} ms${r.non2xx ? ` (non-2xx ${r.non2xx})` : ""}`,
+    `  ${name}: ${rps.toFixed(0)} req/s p50 ${r.latency.p50} ms p99 ${r.latency.p99} ms${r.non2xx ? ` (non-2xx ${r.non2xx})` : ""}`,
   );
 }
+for (const sc of args["only-webhooks"] ? scenarios.slice(0, 1) : scenarios)
+  await drive(sc, `${base}${sc.path}`, sc.connections ?? (sc.rows >= 1000 ? 2 : Number(args.connections)));
 
 // 4b. The REST scenarios again with N API processes (`serve --workers N`), for each N > 1 of --processes.
 const REST = new Set([
@@ -373,54 +369,14 @@ for (const n of String(args.processes)
   .map(Number)
   .filter((x) => x > 1)) {
   const pport = port + 100 + n;
-  const multi = spawn(
-    process.execPath,
-    [
-      "bin/inventory.js",
-      "serve",
-      "--port",
-      String(pport),
-      "--database",
-      dbUrl,
-      "--workers",
-      String(n),
-      "--no-worker",
-    ],
-    { env: { ...process.env, INVENTORY_LOG_LEVEL: "warn" }, stdio: ["ignore", "pipe", "inherit"] },
-  );
-  await new Promise<void>((resolve, reject) => {
-    multi.stdout!.on("data", (d: Buffer) => {
-      if (d.toString().includes("listening")) resolve();
-    });
-    multi.on("exit", (c) => reject(new Error(`server exited ${c}`)));
-  });
-  for (const sc of scenarios.filter((x) => REST.has(x.name))) {
-    const r = await autocannon({
-      url: `http://127.0.0.1:${pport}${sc.path}`,
-      method: sc.method ?? "GET",
-      headers,
-      connections: Math.max(Number(args.connections), 4 * n),
-      duration: Number(args.duration),
-      ...(sc.body
-        ? {
-            requests: [
-              { method: sc.method ?? "GET", setupRequest: (req: any) => ({ ...req, body: sc.body!() }) },
-            ],
-          }
-        : {}),
-    } as any);
-    const name = `${sc.name} [${n} processes]`;
-    results.push({
-      scenario: name,
-      rps: r.requests.average,
-      p50: r.latency.p50,
-      p99: r.latency.p99,
-      rowsPerSec: r.requests.average * sc.rows,
-      non2xx: r.non2xx,
-      errors: r.errors,
-    });
-    log(`  ${name}: ${r.requests.average.toFixed(0)} req/s p50 ${r.latency.p50} ms p99 ${r.latency.p99} ms`);
-  }
+  const multi = await startServe(pport, ["--workers", String(n), "--no-worker"]);
+  for (const sc of scenarios.filter((x) => REST.has(x.name)))
+    await drive(
+      sc,
+      `http://127.0.0.1:${pport}${sc.path}`,
+      Math.max(Number(args.connections), 4 * n),
+      `${sc.name} [${n} processes]`,
+    );
   multi.kill("SIGTERM");
   await new Promise((r) => multi.once("exit", r));
 }
