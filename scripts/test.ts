@@ -37,15 +37,32 @@ const unit = files("test/unit");
 const integration = files("test").filter(
   (f) => !f.startsWith(join("test", "unit")) && !f.startsWith(join("test", "browser")),
 );
+/**
+ * Guards so that a hang fails the run within minutes instead of using up CI's 90: one test may take
+ * 10 minutes (the longest, the 60 s load test, takes about 70 s), a test file's process exits when its
+ * tests are done even if something keeps its event loop alive, and a whole run or suite is stopped
+ * after 25 minutes (a run normally takes 2–3).
+ */
+const TEST_TIMEOUT_MS = 600_000;
+const RUN_TIMEOUT_MS = 25 * 60_000;
 const engines = process.env.TEST_DB ? [process.env.TEST_DB] : ["sqlite", "postgres"];
 let failed = false;
 const run = (label: string, list: string[], env: Record<string, string>) => {
   if (!list.length) return;
   process.stdout.write(`\n# ${label}\n`);
-  const r = spawnSync(process.execPath, ["--test", "--test-concurrency=2", "--test-reporter=spec", ...list], {
-    stdio: "inherit",
-    env: { ...process.env, ...env },
-  });
+  const r = spawnSync(
+    process.execPath,
+    [
+      "--test",
+      "--test-concurrency=2",
+      "--test-reporter=spec",
+      `--test-timeout=${TEST_TIMEOUT_MS}`,
+      "--test-force-exit",
+      ...list,
+    ],
+    { stdio: "inherit", env: { ...process.env, ...env }, timeout: RUN_TIMEOUT_MS, killSignal: "SIGKILL" },
+  );
+  if (r.error) process.stdout.write(`\n# ${label}: ${r.error.message}, FAILED\n`);
   if (r.status !== 0) failed = true;
 };
 run("unit", unit, {});
@@ -86,7 +103,14 @@ const results = await Promise.all(
         child.stderr.on("data", (d) => {
           out += d;
         });
-        child.on("close", (code) => done({ label, code, out }));
+        const guard = setTimeout(() => {
+          out += `\n# stopped after ${RUN_TIMEOUT_MS / 60_000} minutes\n`;
+          child.kill("SIGKILL");
+        }, RUN_TIMEOUT_MS);
+        child.on("close", (code) => {
+          clearTimeout(guard);
+          done({ label, code, out });
+        });
       }),
   ),
 );

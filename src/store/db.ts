@@ -106,8 +106,17 @@ export async function openStore(url: string): Promise<Store> {
     });
     try {
       const client = await pool.connect();
-      if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema.replace(/"/g, "")}"`);
-      client.release();
+      try {
+        if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema.replace(/"/g, "")}"`);
+      } catch (e) {
+        // Processes opening a new schema at once race on pg_namespace's unique index: the loser's
+        // CREATE … IF NOT EXISTS fails with 23505 although the schema now exists, which is what it wanted.
+        if ((e as { code?: string }).code !== "23505" && (e as { code?: string }).code !== "42P06") throw e;
+      } finally {
+        // Released on failure too: pool.end() waits for checked-out clients, so a client kept out would
+        // hang the process forever (seen in CI: three `migrate` processes on one fresh schema).
+        client.release();
+      }
     } catch (e) {
       await pool.end().catch(() => {});
       throw new StoreOpenError(`cannot connect to PostgreSQL at ${host}: ${(e as Error).message}`);

@@ -146,10 +146,26 @@ describe(`faults and load on ${ENGINE}`, () => {
       .where("changed_object_type", "=", "tenancy.tenant")
       .executeTakeFirst()) as { n?: unknown } | undefined;
     const changes = Number(counted?.n);
+    const received = () => new Set(rx.requests.map((q) => q.headers["x-hook-delivery"])).size;
+    const atEnd = received();
+    const loadEnded = Date.now();
+    let states = "";
     await waitUntil(
-      async () => new Set(rx.requests.map((q) => q.headers["x-hook-delivery"])).size >= changes,
+      async () => {
+        if (received() >= changes) return true;
+        const rows = (await store.db
+          .selectFrom("extras_webhookdelivery")
+          .select(["state", (eb: any) => eb.fn.countAll().as("n")])
+          .groupBy("state")
+          .execute()) as unknown as Array<{ state: string; n: unknown }>;
+        states = rows.map((r) => `${r.state} ${Number(r.n)}`).join(", ");
+        return false;
+      },
       120_000,
+      () => `${received()} of ${changes} delivered; outbox rows by state: ${states}`,
+      500,
     );
+    const drainMs = Date.now() - loadEnded;
     await new Promise((r) => setTimeout(r, 1000)); // anything extra would arrive now
     const ids = rx.requests.map((q) => q.headers["x-hook-delivery"]!);
     assert.equal(new Set(ids).size, changes, "one delivery per committed change");
@@ -168,7 +184,7 @@ describe(`faults and load on ${ENGINE}`, () => {
       lastSeq.set(obj, seq);
     }
     process.stdout.write(
-      `# load: ${SECONDS} s, ${[...statuses.values()].reduce((a, b) => a + b, 0)} requests, ${changes} changes delivered once each\n`,
+      `# load: ${SECONDS} s, ${[...statuses.values()].reduce((a, b) => a + b, 0)} requests, ${changes} changes delivered once each (${atEnd} when the load ended, the rest within ${drainMs} ms)\n`,
     );
   });
 
