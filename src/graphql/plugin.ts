@@ -11,7 +11,7 @@ import { type DocumentNode, execute, type GraphQLSchema, parse, specifiedRules, 
 import type { Kysely, KyselyPlugin } from "kysely";
 import { normalizeUuid } from "../query/filters.ts";
 import type { Registry } from "../registry/index.ts";
-import type { Ctx } from "../service/context.ts";
+import { type Ctx, definitionsMemo } from "../service/context.ts";
 import { NotFoundError } from "../service/errors.ts";
 import { getRow, listRows } from "../service/read.ts";
 import { m2mPairs } from "../service/rows.ts";
@@ -47,7 +47,7 @@ let cachedSchema: { key: string; schema: GraphQLSchema } | undefined;
  * queries per request, memoised with the read cache.
  */
 async function schemaFor(ctx: Ctx, reg: Registry): Promise<GraphQLSchema> {
-  let key = ctx.memo.get("graphql:cf") as string | undefined;
+  let key = definitionsMemo(ctx).get("graphql:cf") as string | undefined;
   if (key === undefined) {
     const system: Ctx = { ...ctx, grants: undefined };
     const cfModel = reg.get("extras.customfield");
@@ -57,7 +57,7 @@ async function schemaFor(ctx: Ctx, reg: Registry): Promise<GraphQLSchema> {
     for (const [id, ct] of await m2mPairs(system, cfModel, "content_types", [...names.keys()]))
       byModel.set(ct, [...(byModel.get(ct) ?? []), names.get(id)!].sort());
     key = JSON.stringify([...byModel].sort());
-    ctx.memo.set("graphql:cf", key);
+    definitionsMemo(ctx).set("graphql:cf", key);
   }
   if (cachedSchema?.key !== key)
     cachedSchema = { key, schema: buildSchema(reg, new Map(JSON.parse(key) as Array<[string, string[]]>)) };

@@ -47,6 +47,8 @@ declare module "fastify" {
     startNs: bigint;
     /** The data token read at arrival (GET/HEAD): the key of the cross-request read cache. */
     dataToken: string | undefined;
+    /** The definitions token read when the request arrived (`Store.freshTokens`). */
+    definitionsToken: string | undefined;
     /** The replica's database when this read goes there (`--database-replica`). */
     readDb: Kysely<any> | undefined;
   }
@@ -196,6 +198,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     // Reads (and GraphQL, which only reads) take the data token now, before anything is read. With a
     // replica they go there, unless it has not yet replayed this user's last write (read-your-writes).
+    // Writes take only the definitions token (their data is read inside their transaction).
     if (SAFE.has(req.method) || path === "/api/graphql/") {
       const replica = store.replica;
       const state = replica
@@ -203,9 +206,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         : undefined;
       if (replica && state?.caughtUp) {
         req.readDb = replica.db;
-        req.dataToken = state.token;
-      } else req.dataToken = await store.freshToken();
-    }
+        req.dataToken = state.tokens.data;
+        req.definitionsToken = state.tokens.definitions;
+      } else ({ data: req.dataToken, definitions: req.definitionsToken } = await store.freshTokens());
+    } else if (req.auth.actor) req.definitionsToken = (await store.freshTokens()).definitions;
     req.grants =
       req.auth.actor && !req.auth.actor.isSuperuser
         ? await loadGrants(makeCtx({ store, reg, settings }), req.auth.actor)

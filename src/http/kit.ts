@@ -144,6 +144,7 @@ export function makeKit(store: Store, reg: Registry, config: Config, settings: S
         actor: req.auth.actor,
         cached: req.method === "GET" || req.method === "HEAD" || req.dataToken !== undefined,
         token: req.dataToken,
+        definitionsToken: req.definitionsToken,
         db: req.readDb,
         grants: req.grants,
       }),

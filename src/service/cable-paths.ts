@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto";
 import { sql } from "kysely";
 import type { Cond } from "../query/filters.ts";
 import type { Model } from "../registry/index.ts";
-import type { Ctx } from "./context.ts";
+import { type Ctx, definitionsMemo } from "./context.ts";
 import { ValidationError } from "./errors.ts";
 import { nestedFor, represent } from "./represent.ts";
 import { chunks, type Row, rowsWhereIn } from "./rows.ts";
@@ -57,15 +57,16 @@ async function one(ctx: Ctx, type: string, id: string): Promise<Row | undefined>
 
 async function connectedStatusId(ctx: Ctx): Promise<string | undefined> {
   const key = "status:connected";
-  if (!ctx.memo.has(key)) {
+  const memo = definitionsMemo(ctx);
+  if (!memo.has(key)) {
     const st = await ctx.db
       .selectFrom("extras_status")
       .select("id")
       .where("slug", "=", "connected")
       .executeTakeFirst();
-    ctx.memo.set(key, st?.id);
+    memo.set(key, st?.id);
   }
-  return ctx.memo.get(key) as string | undefined;
+  return memo.get(key) as string | undefined;
 }
 
 /**

@@ -7,7 +7,7 @@ import type { Model } from "../registry/index.ts";
 import type { ComputedField } from "../registry/meta.ts";
 import { orderColumns } from "../store/ordering.ts";
 import { type CablePath, pathsOf } from "./cable-paths.ts";
-import type { Ctx } from "./context.ts";
+import { type Ctx, definitionsMemo } from "./context.ts";
 import { type Mode, nestedFor } from "./represent.ts";
 import { chunks, type Row, rowsById, rowsWhereIn } from "./rows.ts";
 
@@ -139,7 +139,8 @@ async function configContext(ctx: Ctx, model: Model, rows: readonly Row[]): Prom
     "device_redundancy_groups",
     "tags",
   ];
-  let loaded = ctx.memo.get("configContexts") as
+  const memo = definitionsMemo(ctx);
+  let loaded = memo.get("configContexts") as
     | { contexts: Row[]; assign: Map<string, Map<string, Set<string>>> }
     | undefined;
   if (!loaded) {
@@ -160,7 +161,7 @@ async function configContext(ctx: Ctx, model: Model, rows: readonly Row[]): Prom
       links.set(c, m);
     }
     loaded = { contexts: found, assign: links };
-    ctx.memo.set("configContexts", loaded);
+    memo.set("configContexts", loaded);
   }
   const { contexts, assign } = loaded;
   if (!contexts.length) return rows.map((r) => local(r) ?? {});

@@ -41,14 +41,63 @@ export interface Ctx {
   requestId: string;
   /** Per-request memo of nested representations: model key → id → object. */
   nestedCache: Map<string, Map<string, Record<string, unknown>>>;
-  /** Per-request memo of arbitrary lookups (statuses, custom field definitions). */
+  /** Per-request memo of data lookups (shared by read requests while the data token is unchanged). */
   memo: Map<string, unknown>;
+  /**
+   * Memo of definitions (statuses, custom fields, relationships, computed fields, config contexts,
+   * webhooks; `definitionsMemo`), shared by every request while the definitions token is unchanged, reads
+   * and writes alike. A write of a definition detaches it (`definitionsChanged`).
+   */
+  defs: Definitions;
   /** Token keys created in this request, shown once in clear (token id → key). */
   freshTokenKeys: Map<string, string>;
   /** The acting user's object permissions; undefined = unrestricted (superuser, importer, CLI). */
   grants?: Grants | undefined;
   /** Do not instantiate device components from templates (the NetBox importer loads the real ones). */
   skipTemplates?: boolean;
+}
+
+/** A request's handle on the definitions memo; `map` is replaced by a private one when definitions change. */
+export interface Definitions {
+  map: Map<string, unknown>;
+}
+
+/**
+ * Models whose rows are definitions: a write of one rewrites the definitions token (service/write.ts) and
+ * detaches the writing request from the shared definitions memo.
+ */
+export const DEFINITION_MODELS: ReadonlySet<string> = new Set([
+  "extras.status",
+  "extras.customfield",
+  "extras.customfieldchoice",
+  "extras.relationship",
+  "extras.computedfield",
+  "extras.configcontext",
+  "extras.configcontextschema",
+  "extras.webhook",
+]);
+
+/** The memo for definition lookups of `ctx` (see `Ctx.defs`). */
+export function definitionsMemo(ctx: Ctx): Map<string, unknown> {
+  return ctx.defs.map;
+}
+
+/** This request wrote a definition: from now on it reads definitions afresh, never into the shared memo. */
+export function definitionsChanged(ctx: Ctx): void {
+  ctx.defs.map = new Map();
+}
+
+const sharedDefinitions = new WeakMap<Store, { token: string; map: Map<string, unknown> }>();
+
+/** The shared definitions memo of a store for `token` (a new one when the token moved on). */
+function definitionsFor(store: Store, token: string | undefined): Definitions {
+  if (token === undefined) return { map: new Map() };
+  let c = sharedDefinitions.get(store);
+  if (!c || c.token !== token) {
+    c = { token, map: new Map() };
+    sharedDefinitions.set(store, c);
+  }
+  return { map: c.map };
 }
 
 /** Caches shared by read requests while the store's data token is unchanged. */
@@ -84,10 +133,12 @@ export function makeCtx(args: {
   /** Use the cross-request read cache (read-only requests). */
   cached?: boolean;
   /**
-   * The data token read when the request arrived (`store.freshToken()`); required for caching on
+   * The data token read when the request arrived (`store.freshTokens().data`); required for caching on
    * PostgreSQL, whose `dataToken()` is always undefined.
    */
   token?: string | undefined;
+  /** The definitions token read when the request arrived (`store.freshTokens().definitions`). */
+  definitionsToken?: string | undefined;
   /** Read from this database instead of the store's (a streaming replica); reads only. */
   db?: Kysely<any> | undefined;
   grants?: Grants | undefined;
@@ -109,6 +160,7 @@ export function makeCtx(args: {
     requestId: randomUUID(),
     nestedCache: nested,
     memo: cache ? cache.memo : new Map(),
+    defs: definitionsFor(args.store, args.definitionsToken),
     freshTokenKeys: new Map(),
     grants: args.grants,
   };

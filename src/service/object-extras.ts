@@ -6,7 +6,7 @@
  */
 import type { Model } from "../registry/index.ts";
 import { renderBounded, renderBudgetFromEnv } from "../template/bounded.ts";
-import type { Ctx } from "./context.ts";
+import { type Ctx, definitionsMemo } from "./context.ts";
 import { nestedFor } from "./represent.ts";
 import { chunks, type Row } from "./rows.ts";
 
@@ -15,7 +15,8 @@ type Obj = Record<string, unknown>;
 /** The relationships whose source or destination is a content type, by name (memoised per request). */
 export async function relationshipsOf(ctx: Ctx, modelKey: string): Promise<Row[]> {
   const key = `relationships:${modelKey}`;
-  let rels = ctx.memo.get(key) as Row[] | undefined;
+  const memo = definitionsMemo(ctx);
+  let rels = memo.get(key) as Row[] | undefined;
   if (!rels) {
     rels = await ctx.db
       .selectFrom("extras_relationship")
@@ -23,7 +24,7 @@ export async function relationshipsOf(ctx: Ctx, modelKey: string): Promise<Row[]
       .where((eb) => eb.or([eb("source_type", "=", modelKey), eb("destination_type", "=", modelKey)]))
       .orderBy("name")
       .execute();
-    ctx.memo.set(key, rels);
+    memo.set(key, rels);
   }
   return rels;
 }
@@ -142,7 +143,8 @@ export async function relationshipsFor(ctx: Ctx, model: Model, ids: string[]): P
  */
 export async function computedFieldsFor(ctx: Ctx, model: Model, objs: Obj[]): Promise<void> {
   const key = `computedfields:${model.key}`;
-  let defs = ctx.memo.get(key) as Row[] | undefined;
+  const memo = definitionsMemo(ctx);
+  let defs = memo.get(key) as Row[] | undefined;
   if (!defs) {
     defs = await ctx.db
       .selectFrom("extras_computedfield")
@@ -151,7 +153,7 @@ export async function computedFieldsFor(ctx: Ctx, model: Model, objs: Obj[]): Pr
       .orderBy("weight")
       .orderBy("slug")
       .execute();
-    ctx.memo.set(key, defs);
+    memo.set(key, defs);
   }
   if (!defs.length) return;
   const budget = renderBudgetFromEnv();

@@ -13,7 +13,7 @@ import { EventEmitter } from "node:events";
 import { sql } from "kysely";
 import { joinTable } from "../store/ddl.ts";
 import { storedTime } from "../store/values.ts";
-import type { Ctx } from "./context.ts";
+import { type Ctx, definitionsMemo } from "./context.ts";
 import { AppError, NotFoundError, PermissionDenied } from "./errors.ts";
 import { permits, restriction } from "./permissions.ts";
 import { chunks, type Row } from "./rows.ts";
@@ -39,34 +39,46 @@ export interface LoggedChange {
 const EVENT = { create: "created", update: "updated", delete: "deleted" } as const;
 const FLAG = { create: "type_create", update: "type_update", delete: "type_delete" } as const;
 
+/** Enabled webhooks by the content types they watch; a definition, memoised with the definitions. */
+async function enabledHooksByType(ctx: Ctx): Promise<Map<string, Row[]>> {
+  const memo = definitionsMemo(ctx);
+  let byType = memo.get("webhooksByType") as Map<string, Row[]> | undefined;
+  if (byType) return byType;
+  byType = new Map();
+  const hooks = await ctx.db
+    .selectFrom("extras_webhook")
+    .select(["id", "type_create", "type_update", "type_delete"])
+    .where("enabled", "=", true)
+    .execute();
+  if (hooks.length) {
+    const jt = joinTable(ctx.reg.get("extras.webhook"), "content_types");
+    const links = await ctx.db
+      .selectFrom(jt)
+      .select(["source_id", "content_type"])
+      .where(
+        "source_id",
+        "in",
+        hooks.map((h) => h.id),
+      )
+      .execute();
+    const hookById = new Map(hooks.map((h) => [h.id as string, h]));
+    for (const l of links) {
+      const h = hookById.get(l.source_id as string);
+      if (h) byType.set(l.content_type as string, [...(byType.get(l.content_type as string) ?? []), h]);
+    }
+  }
+  memo.set("webhooksByType", byType);
+  return byType;
+}
+
 /**
  * Write the delivery rows of `changes` inside the caller's transaction.
  * @returns the number of rows queued.
  */
 export async function enqueueDeliveries(ctx: Ctx, changes: LoggedChange[], time: string): Promise<number> {
   if (!changes.length) return 0;
-  const hooks = await ctx.db
-    .selectFrom("extras_webhook")
-    .select(["id", "type_create", "type_update", "type_delete"])
-    .where("enabled", "=", true)
-    .execute();
-  if (!hooks.length) return 0;
-  const jt = joinTable(ctx.reg.get("extras.webhook"), "content_types");
-  const links = await ctx.db
-    .selectFrom(jt)
-    .select(["source_id", "content_type"])
-    .where(
-      "source_id",
-      "in",
-      hooks.map((h) => h.id),
-    )
-    .execute();
-  const byType = new Map<string, Row[]>();
-  const hookById = new Map(hooks.map((h) => [h.id as string, h]));
-  for (const l of links) {
-    const h = hookById.get(l.source_id as string);
-    if (h) byType.set(l.content_type as string, [...(byType.get(l.content_type as string) ?? []), h]);
-  }
+  const byType = await enabledHooksByType(ctx);
+  if (!byType.size) return 0;
   const rows: Row[] = [];
   const maxAttempts = ctx.settings.webhookMaxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   for (const c of changes) {

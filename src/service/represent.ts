@@ -428,14 +428,20 @@ function displayOf(model: Model, row: Row, rel: Obj): string {
 async function tagsFor(ctx: Ctx, model: Model, ids: string[]): Promise<Map<string, Obj[]>> {
   const tagModel = ctx.reg.get("extras.tag");
   const byRow = new Map<string, Obj[]>();
-  // Content types carrying any tag, once per data token: untagged models skip the query.
-  let tagged = ctx.memo.get("taggedTypes") as Set<string> | undefined;
-  if (!tagged) {
-    const rows = await rawRows(ctx.db, "SELECT DISTINCT content_type FROM extras_taggeditem", []);
-    tagged = new Set(rows.map((r) => r.content_type as string));
-    ctx.memo.set("taggedTypes", tagged);
+  // Whether the model carries any tag, once per data token (an index probe): untagged models skip the query.
+  const taggedKey = `tagged:${model.key}`;
+  let tagged = ctx.memo.get(taggedKey) as boolean | undefined;
+  if (tagged === undefined) {
+    const d = ctx.store.dialect;
+    const rows = await rawRows(
+      ctx.db,
+      `SELECT 1 AS x FROM extras_taggeditem WHERE content_type = ${d.placeholder(1)} LIMIT 1`,
+      [model.key],
+    );
+    tagged = rows.length > 0;
+    ctx.memo.set(taggedKey, tagged);
   }
-  if (!tagged.has(model.key)) return byRow;
+  if (!tagged) return byRow;
   for (const part of chunks(ids)) {
     const d = ctx.store.dialect;
     const marks = part.map((_v, i) => d.placeholder(i + 2)).join(", ");

@@ -5,7 +5,7 @@
 import type { Model } from "../registry/index.ts";
 import { quoteId, rawRows } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
-import type { Ctx } from "./context.ts";
+import { type Ctx, definitionsMemo } from "./context.ts";
 
 export type Row = Record<string, any>;
 
@@ -51,11 +51,12 @@ export async function rowsById(ctx: Ctx, model: Model, ids: readonly unknown[]):
 /** Status rows (id → row), loaded once per request. */
 export async function statusesById(ctx: Ctx): Promise<Map<string, Row>> {
   const key = "statuses";
-  let m = ctx.memo.get(key) as Map<string, Row> | undefined;
+  const memo = definitionsMemo(ctx);
+  let m = memo.get(key) as Map<string, Row> | undefined;
   if (!m) {
     const rows = await ctx.db.selectFrom("extras_status").selectAll().execute();
     m = new Map(rows.map((r) => [r.id as string, r]));
-    ctx.memo.set(key, m);
+    memo.set(key, m);
   }
   return m;
 }
@@ -63,7 +64,8 @@ export async function statusesById(ctx: Ctx): Promise<Map<string, Row>> {
 /** Statuses enabled for a content type: slug → status row (Status.objects.get_for_model). */
 export async function statusesFor(ctx: Ctx, modelKey: string): Promise<Map<string, Row>> {
   const key = `statuses:${modelKey}`;
-  let m = ctx.memo.get(key) as Map<string, Row> | undefined;
+  const memo = definitionsMemo(ctx);
+  let m = memo.get(key) as Map<string, Row> | undefined;
   if (!m) {
     const rows = await ctx.db
       .selectFrom("extras_status as s")
@@ -73,7 +75,7 @@ export async function statusesFor(ctx: Ctx, modelKey: string): Promise<Map<strin
       .orderBy("s.name")
       .execute();
     m = new Map(rows.map((r) => [r.slug as string, r]));
-    ctx.memo.set(key, m);
+    memo.set(key, m);
   }
   return m;
 }
@@ -95,7 +97,8 @@ export interface CustomFieldDef {
 /** Custom fields assigned to a content type, ordered by weight then name; once per request. */
 export async function customFieldsFor(ctx: Ctx, modelKey: string): Promise<CustomFieldDef[]> {
   const key = `cf:${modelKey}`;
-  let defs = ctx.memo.get(key) as CustomFieldDef[] | undefined;
+  const memo = definitionsMemo(ctx);
+  let defs = memo.get(key) as CustomFieldDef[] | undefined;
   if (!defs) {
     const rows = await ctx.db
       .selectFrom("extras_customfield as c")
@@ -133,7 +136,7 @@ export async function customFieldsFor(ctx: Ctx, modelKey: string): Promise<Custo
         .execute();
       for (const c of choices) select.find((d) => d.id === c.field_id)?.choices.push(c.value as string);
     }
-    ctx.memo.set(key, defs);
+    memo.set(key, defs);
   }
   return defs;
 }

@@ -3,6 +3,7 @@
  * marker row in `inventory_meta` and the transaction lock (processes starting together run it once).
  */
 import { randomUUID } from "node:crypto";
+import { newDefinitionsToken } from "../store/db.ts";
 import { storedTime } from "../store/values.ts";
 import type { Ctx } from "./context.ts";
 import { inTransaction } from "./write.ts";
@@ -16,6 +17,7 @@ async function once(ctx: Ctx, marker: string, fn: (t: Ctx) => Promise<number>): 
     await t.store.dialect.transactionLock(t.db, marker);
     if (await done(t)) return 0;
     const n = await fn(t);
+    if (n) await newDefinitionsToken(t.db);
     await t.db
       .insertInto("inventory_meta")
       .values({ key: marker, value: String(n) })

@@ -12,10 +12,11 @@ import { sql } from "kysely";
 import { ipKey, parseCidr } from "../net/ip.ts";
 import type { Model } from "../registry/index.ts";
 import type { ValidateArgs } from "../registry/meta.ts";
+import { newDefinitionsToken } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
 import { storedTime } from "../store/values.ts";
 import { pathsAfterDelete, pathsAfterWrite } from "./cable-paths.ts";
-import type { Ctx } from "./context.ts";
+import { type Ctx, DEFINITION_MODELS, definitionsChanged } from "./context.ts";
 import {
   AppError,
   type ErrorBag,
@@ -64,6 +65,20 @@ function pending(ctx: Ctx): PendingChange[] {
   }
   return p;
 }
+
+/**
+ * Note a change for the change log. A change of a definition (context.ts DEFINITION_MODELS) also makes the
+ * rest of the request read definitions afresh, and its commit rewrites the definitions token (flushChanges).
+ */
+function track(ctx: Ctx, change: PendingChange): void {
+  pending(ctx).push(change);
+  if (DEFINITION_MODELS.has(change.model.key)) {
+    definitionsChanged(ctx);
+    ctx.memo.set(DEFINITIONS_WRITTEN, true);
+  }
+}
+
+const DEFINITIONS_WRITTEN = "definitionsWritten";
 
 /** SHA-256 hex of a token key (tokens are stored hashed). */
 export function hashTokenKey(key: string): string {
@@ -190,7 +205,7 @@ async function writeRelations(
     }
   }
   if (tags !== undefined) {
-    ctx.memo.delete("taggedTypes"); // represent.ts memo of content types carrying tags
+    ctx.memo.delete(`tagged:${model.key}`); // represent.ts memo: whether the model carries tags
     await ctx.db
       .deleteFrom("extras_taggeditem")
       .where("content_type", "=", model.key)
@@ -256,7 +271,7 @@ export async function createObject(
   if (model.afterWrite)
     await runHook(ctx, model.afterWrite, { action: "create", id, data: record, before: undefined });
   await pathsAfterWrite(ctx, model, id, record);
-  pending(ctx).push({ model, id, action: "create" });
+  track(ctx, { model, id, action: "create" });
   // The saved object must fall inside the user's `add` constraints (Nautobot 1.6: 403 and rollback).
   if (ctx.grants && !(await permits(ctx, model, id, "add"))) throw new PermissionDenied();
   return id;
@@ -323,7 +338,7 @@ export async function updateObject(
   if (relChanges?.length) await saveRelationships(ctx, model, id, relChanges);
   if (model.afterWrite) await runHook(ctx, model.afterWrite, { action: "update", id, data: record, before });
   await pathsAfterWrite(ctx, model, id, record);
-  pending(ctx).push({ model, id, action: "update", ...(prechange ? { prechange } : {}) });
+  track(ctx, { model, id, action: "update", ...(prechange ? { prechange } : {}) });
   if (ctx.grants && !(await permits(ctx, model, id, "change"))) throw new PermissionDenied();
 }
 
@@ -424,12 +439,11 @@ export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Prom
     );
   }
   // Snapshots before anything changes.
-  const changes = pending(ctx);
   for (const [key, set] of doomed) {
     const m = ctx.reg.get(key);
     const snaps = await snapshots(ctx, m, [...set]);
     for (const id of set)
-      changes.push({
+      track(ctx, {
         model: m,
         id,
         action: "delete",
@@ -482,6 +496,10 @@ export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Prom
 export async function flushChanges(ctx: Ctx): Promise<void> {
   const list = pending(ctx);
   ctx.memo.delete(pendingKey);
+  if (ctx.memo.get(DEFINITIONS_WRITTEN)) {
+    ctx.memo.delete(DEFINITIONS_WRITTEN);
+    await newDefinitionsToken(ctx.db);
+  }
   if (!list.length || !ctx.settings.changelog) return;
   const oc = ctx.reg.get("extras.objectchange");
   const byModel = new Map<string, PendingChange[]>();

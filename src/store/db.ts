@@ -4,7 +4,7 @@
  * URLs: `sqlite:PATH` (also `sqlite::memory:`) or `postgres://user@host:port/db` (`postgresql://` too).
  * A `?schema=NAME` query parameter on a PostgreSQL URL sets the search path (used by tests).
  */
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { CompiledQuery, Kysely, PostgresDialect, type Transaction } from "kysely";
 import pg from "pg";
 import { type Dialect, postgresDialect, sqliteDialect } from "./dialect.ts";
@@ -13,6 +13,27 @@ import { NodeSqliteDatabase, NodeSqliteDialect } from "./sqlite-driver.ts";
 
 /** Any Kysely handle: the database or a transaction. */
 export type Db = Kysely<any> | Transaction<any>;
+
+/** The cache tokens of a request (`Store.freshTokens`). */
+export interface Tokens {
+  data: string | undefined;
+  definitions: string | undefined;
+}
+
+/** The `inventory_meta` key whose value changes whenever a definition changes (`Store.freshTokens`). */
+export const DEFINITIONS_KEY = "definitions";
+
+/**
+ * Rewrite the definitions token (a new random value) in the caller's transaction: every process's cached
+ * definitions stop being used once it commits (`Store.freshTokens`).
+ */
+export async function newDefinitionsToken(db: Db): Promise<void> {
+  await db
+    .insertInto("inventory_meta")
+    .values({ key: DEFINITIONS_KEY, value: randomUUID() })
+    .onConflict((oc) => oc.column("key").doUpdateSet({ value: (eb: any) => eb.ref("excluded.value") }))
+    .execute();
+}
 
 /** An open database. */
 export interface Store {
@@ -27,11 +48,16 @@ export interface Store {
    */
   dataToken(): string | undefined;
   /**
-   * A data token read now, for a request about to read: SQLite's `dataToken()`; on PostgreSQL the current
-   * transaction snapshot (`pg_current_snapshot()`: xmin, xmax and the in-progress transaction ids), which
-   * changes when any write transaction of any process or connection commits. Undefined when it cannot be read (then nothing is cached).
+   * The tokens of a request, read when it arrives (one statement on PostgreSQL):
+   * - `data`: SQLite's `dataToken()`; on PostgreSQL the current transaction snapshot
+   *   (`pg_current_snapshot()`: xmin, xmax and the in-progress transaction ids), which changes when any
+   *   write transaction of any process or connection commits;
+   * - `definitions`: the `inventory_meta` row `definitions` (DEFINITIONS_KEY), a random value rewritten by
+   *   every transaction that changes a definition (statuses, custom fields, relationships, computed fields,
+   *   config contexts, webhooks), so definitions can be cached while ordinary data changes.
+   * Each is undefined when it cannot be read (then nothing is cached on its account).
    */
-  freshToken(): Promise<string | undefined>;
+  freshTokens(): Promise<Tokens>;
   /** The streaming replica reads may go to (`--database-replica`), when one is configured. */
   replica?: Replica;
   /** Connections of the PostgreSQL pool (open, idle, requests waiting); undefined on SQLite. */
@@ -76,14 +102,26 @@ export async function openStore(url: string): Promise<Store> {
     const db = new Kysely<any>({ dialect: new NodeSqliteDialect({ database }) });
     let local = 0;
     const version = database.db.prepare("PRAGMA data_version");
+    const dataToken = () => `${local}:${(version.get() as { data_version: number }).data_version}`;
+    // Prepared on first use: the table does not exist before the first migration.
+    let definitions: ReturnType<typeof database.db.prepare> | undefined;
+    const definitionsToken = (): string | undefined => {
+      try {
+        definitions ??= database.db.prepare("SELECT value FROM inventory_meta WHERE key = ?");
+        const row = definitions.get(DEFINITIONS_KEY) as { value?: unknown } | undefined;
+        return row?.value === undefined ? undefined : String(row.value);
+      } catch {
+        return undefined;
+      }
+    };
     return {
       db,
       dialect: sqliteDialect,
       url,
       close: () => db.destroy(),
-      dataToken: () => `${local}:${(version.get() as { data_version: number }).data_version}`,
+      dataToken,
       poolStats: () => undefined,
-      freshToken: async () => `${local}:${(version.get() as { data_version: number }).data_version}`,
+      freshTokens: async () => ({ data: dataToken(), definitions: definitionsToken() }),
       committed: () => {
         local++;
       },
@@ -152,11 +190,11 @@ export async function openStore(url: string): Promise<Store> {
       dataToken: () => undefined,
       poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
       // One query per request: a snapshot read before the request arrived could predate a commit it must see.
-      freshToken: () =>
+      freshTokens: () =>
         pool
-          .query("SELECT pg_current_snapshot()::text AS s")
-          .then((r) => `pg:${String(r.rows[0]?.s ?? "")}`)
-          .catch(() => undefined),
+          .query({ text: TOKENS_SQL, values: [DEFINITIONS_KEY] })
+          .then((r) => tokensOf("pg", r.rows[0]))
+          .catch(() => ({ data: undefined, definitions: undefined })),
       committed: () => {},
       async listen(channel, onEvent) {
         // A dedicated connection; when it is lost (database restart) it is re-opened with backoff and the
@@ -290,4 +328,19 @@ export async function rawRows(
 ): Promise<Record<string, any>[]> {
   const r = await db.executeQuery(CompiledQuery.raw(sqlText, [...params]));
   return r.rows as Record<string, any>[];
+}
+
+/**
+ * The statement reading a PostgreSQL request's tokens (`Store.freshTokens`), on the primary or a replica:
+ * the snapshot and the definitions row ($1 = DEFINITIONS_KEY), in one round trip.
+ */
+export const TOKENS_SQL =
+  "SELECT pg_current_snapshot()::text AS s, (SELECT value FROM inventory_meta WHERE key = $1) AS d";
+
+/** Tokens from a TOKENS_SQL row, the data token prefixed by where it was read (`pg`, `replica`). */
+export function tokensOf(where: string, row: { s?: unknown; d?: unknown } | undefined): Tokens {
+  return {
+    data: row?.s === undefined ? undefined : `${where}:${String(row.s)}`,
+    definitions: row?.d === undefined || row.d === null ? undefined : String(row.d),
+  };
 }

@@ -12,7 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { type Kysely, sql } from "kysely";
 import { APP_LABELS, type Registry } from "../registry/index.ts";
-import type { Store } from "./db.ts";
+import { newDefinitionsToken, type Store } from "./db.ts";
 import { createIndexSql, createTableSql, schemaFor } from "./ddl.ts";
 import { DEFAULT_STATUSES } from "./default-statuses.ts";
 import { lockWait, setLockWait } from "./sqlite-driver.ts";
@@ -87,6 +87,8 @@ async function migrateWith(store: Store, reg: Registry): Promise<number> {
     if (ddl) await sql.raw(ddl).execute(store.db);
   }
   await seed(store, reg);
+  // Seeds may have added statuses, and a new release may read definitions differently: cached ones go.
+  await newDefinitionsToken(store.db);
   return n;
 }
 

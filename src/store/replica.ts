@@ -6,17 +6,25 @@
  */
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
-import { type Db, pgPoolSettings, StoreOpenError } from "./db.ts";
+import {
+  type Db,
+  DEFINITIONS_KEY,
+  pgPoolSettings,
+  StoreOpenError,
+  TOKENS_SQL,
+  type Tokens,
+  tokensOf,
+} from "./db.ts";
 
 /** An open replica. */
 export interface Replica {
   db: Kysely<any>;
   url: string;
   /**
-   * The replica's data token (its snapshot) and whether it has replayed up to `mark` (a WAL position from
+   * The replica's tokens (its snapshot and definitions row, as `Store.freshTokens`) and whether it has replayed up to `mark` (a WAL position from
    * `writeMark`; true without one). Undefined when the replica cannot be reached (then read the primary).
    */
-  state(mark: string | undefined): Promise<{ token: string; caughtUp: boolean } | undefined>;
+  state(mark: string | undefined): Promise<{ tokens: Tokens; caughtUp: boolean } | undefined>;
   /** Seconds since the last transaction the replica replayed (null when it has replayed none). */
   lagSeconds(): Promise<number | null>;
   close(): Promise<void>;
@@ -43,12 +51,10 @@ export async function openReplica(url: string): Promise<Replica> {
     async state(mark) {
       try {
         const r = await pool.query(
-          mark
-            ? "SELECT pg_current_snapshot()::text AS s, COALESCE(pg_last_wal_replay_lsn() >= $1::pg_lsn, true) AS ok"
-            : "SELECT pg_current_snapshot()::text AS s, true AS ok",
-          mark ? [mark] : [],
+          `SELECT t.*, ${mark ? "COALESCE(pg_last_wal_replay_lsn() >= $2::pg_lsn, true)" : "true"} AS ok FROM (${TOKENS_SQL}) t`,
+          mark ? [DEFINITIONS_KEY, mark] : [DEFINITIONS_KEY],
         );
-        return { token: `replica:${r.rows[0].s}`, caughtUp: !!r.rows[0].ok };
+        return { tokens: tokensOf("replica", r.rows[0]), caughtUp: !!r.rows[0].ok };
       } catch {
         return undefined;
       }

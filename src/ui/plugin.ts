@@ -130,8 +130,17 @@ export async function uiPlugin(
           ? undefined
           : await loadGrants(makeCtx({ store, reg, settings }), actor);
         const cached = req.method === "GET";
-        const token = cached ? await store.freshToken() : undefined;
-        return makeCtx({ store, reg, settings, actor, grants, cached, token });
+        const tokens = await store.freshTokens();
+        return makeCtx({
+          store,
+          reg,
+          settings,
+          actor,
+          grants,
+          cached,
+          token: cached ? tokens.data : undefined,
+          definitionsToken: tokens.definitions,
+        });
       },
       page(req, reply, name, data, status = 200) {
         const html = renderPage(name, {

@@ -2,10 +2,13 @@
  * Issue 13: the cross-request read cache (nested objects, statuses, custom fields) is shared by requests on
  * both engines and never stale across processes: a change committed through one server is seen by the very
  * next read through another server on the same database (SQLite: `PRAGMA data_version`; PostgreSQL: the
- * transaction snapshot read when each request arrives).
+ * transaction snapshot read when each request arrives). Definitions (statuses, custom fields, webhooks) are
+ * cached apart from the data, under the definitions token that every change of one rewrites: reads and
+ * writes through another server see a new definition at once.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { startReceiver } from "../helpers/receiver.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 import { create } from "../helpers/world.ts";
 
@@ -41,5 +44,78 @@ describe("cross-request cache across processes", () => {
       });
       assert.equal(gql.body.data.sites[0].region.name, `R-${i}`, `GraphQL read ${i} is fresh`);
     }
+  });
+
+  it("a new or changed definition through one server is used at once by the other's reads and writes", async () => {
+    const site = await create(b, "/api/dcim/sites/", { name: "Defs", status: "active" });
+    const warm = async () => {
+      // Warm B's definitions: a write (validation, change log, webhooks) and a read of sites.
+      const w = await b.api(`/api/dcim/sites/${site.id}/`, {
+        method: "PATCH",
+        body: { description: "warm" },
+      });
+      assert.equal(w.status, 200, JSON.stringify(w.body));
+      assert.equal((await b.api(`/api/dcim/sites/${site.id}/`)).status, 200);
+    };
+    await warm();
+    // A custom field created through A: B accepts it on a write and shows it on a read.
+    const cf = await create(a, "/api/extras/custom-fields/", {
+      name: "rack_owner",
+      label: "Rack owner",
+      type: "text",
+      content_types: ["dcim.site"],
+    });
+    const withCf = await b.api(`/api/dcim/sites/${site.id}/`, {
+      method: "PATCH",
+      body: { custom_fields: { rack_owner: "ops" } },
+    });
+    assert.equal(withCf.status, 200, JSON.stringify(withCf.body));
+    assert.equal(withCf.body.custom_fields.rack_owner, "ops");
+    // A status created through A for sites: B accepts it.
+    await warm();
+    await create(a, "/api/extras/statuses/", {
+      name: "Burning",
+      slug: "burning",
+      content_types: ["dcim.site"],
+    });
+    const burning = await b.api(`/api/dcim/sites/${site.id}/`, {
+      method: "PATCH",
+      body: { status: "burning" },
+    });
+    assert.equal(burning.status, 200, JSON.stringify(burning.body));
+    assert.equal(burning.body.status.value, "burning");
+    // A webhook created through A: B's next write queues a delivery for it.
+    await warm();
+    const rx = await startReceiver();
+    try {
+      const hook = await create(a, "/api/extras/webhooks/", {
+        name: "defs hook",
+        content_types: ["dcim.site"],
+        type_update: true,
+        payload_url: `${rx.url}/hook`,
+      });
+      await b.api(`/api/dcim/sites/${site.id}/`, { method: "PATCH", body: { description: "hooked" } });
+      const queued = await a.api(`/api/extras/webhook-deliveries/?webhook_id=${hook.id}`);
+      assert.equal(queued.body.count, 1, "B queued a delivery for A's new webhook");
+    } finally {
+      await rx.close();
+    }
+    // The custom field deleted through A: B's reads no longer show it.
+    await warm();
+    assert.equal((await a.api(`/api/extras/custom-fields/${cf.id}/`, { method: "DELETE" })).status, 204);
+    const gone = await b.api(`/api/dcim/sites/${site.id}/`);
+    assert.equal("rack_owner" in gone.body.custom_fields, false, JSON.stringify(gone.body.custom_fields));
+    // A definition written through B itself is used by B's next request too.
+    await create(b, "/api/extras/custom-fields/", {
+      name: "floor",
+      type: "integer",
+      content_types: ["dcim.site"],
+    });
+    const own = await b.api(`/api/dcim/sites/${site.id}/`, {
+      method: "PATCH",
+      body: { custom_fields: { floor: 3 } },
+    });
+    assert.equal(own.status, 200, JSON.stringify(own.body));
+    assert.equal(own.body.custom_fields.floor, 3);
   });
 });
