@@ -142,7 +142,13 @@ export async function customFieldsFor(ctx: Ctx, modelKey: string): Promise<Custo
 }
 
 /** Convert a stored row to a record keyed by field name (FK → id, status → slug, json parsed). */
-export async function toRecord(ctx: Ctx, model: Model, row: Row): Promise<Row> {
+export async function toRecord(
+  ctx: Ctx,
+  model: Model,
+  row: Row,
+  /** Many-to-many values loaded set-wise (`toRecords`): field → row id → values. */
+  links?: Map<string, Map<string, unknown[]>>,
+): Promise<Row> {
   const rec: Row = { id: row.id };
   for (const [name, fd] of model.fieldList) {
     switch (fd.kind) {
@@ -164,22 +170,28 @@ export async function toRecord(ctx: Ctx, model: Model, row: Row): Promise<Row> {
       case "bool":
         rec[name] = row[name] == null ? null : !!row[name];
         break;
-      case "m2m": {
+      case "m2m":
+      case "cts": {
+        const known = links?.get(name);
+        if (known) {
+          rec[name] = known.get(row.id) ?? [];
+          break;
+        }
+        if (fd.kind === "cts") {
+          const rows = await ctx.db
+            .selectFrom(joinTable(model, name))
+            .select("content_type")
+            .where("source_id", "=", row.id)
+            .execute();
+          rec[name] = rows.map((r) => r.content_type);
+          break;
+        }
         const rows = await ctx.db
           .selectFrom(joinTable(model, name))
           .select("target_id")
           .where("source_id", "=", row.id)
           .execute();
         rec[name] = rows.map((r) => r.target_id);
-        break;
-      }
-      case "cts": {
-        const rows = await ctx.db
-          .selectFrom(joinTable(model, name))
-          .select("content_type")
-          .where("source_id", "=", row.id)
-          .execute();
-        rec[name] = rows.map((r) => r.content_type);
         break;
       }
       case "count":
@@ -192,6 +204,32 @@ export async function toRecord(ctx: Ctx, model: Model, row: Row): Promise<Row> {
   if (model.customFields)
     rec.custom_fields = row._custom_field_data ? JSON.parse(row._custom_field_data) : {};
   return rec;
+}
+
+/**
+ * Records of many rows, their many-to-many values loaded set-wise: one query per many-to-many field (in
+ * slices of 500 ids) instead of one per row and field. @returns row id → record
+ */
+export async function toRecords(ctx: Ctx, model: Model, rows: Row[]): Promise<Map<string, Row>> {
+  const links = new Map<string, Map<string, unknown[]>>();
+  const ids = rows.map((r) => r.id as string);
+  for (const [name, fd] of model.fieldList) {
+    if (fd.kind !== "m2m" && fd.kind !== "cts") continue;
+    const col = fd.kind === "cts" ? "content_type" : "target_id";
+    const byRow = new Map<string, unknown[]>();
+    for (const part of chunks(ids)) {
+      const found = await ctx.db
+        .selectFrom(joinTable(model, name))
+        .select(["source_id", col])
+        .where("source_id", "in", part)
+        .execute();
+      for (const f of found) byRow.set(f.source_id, [...(byRow.get(f.source_id) ?? []), f[col]]);
+    }
+    links.set(name, byRow);
+  }
+  const out = new Map<string, Row>();
+  for (const r of rows) out.set(r.id as string, await toRecord(ctx, model, r, links));
+  return out;
 }
 
 /** Load one record by id, or undefined. */

@@ -22,9 +22,17 @@ export async function checkUnique(
   rec: Row,
   selfId: string | undefined,
   errors: ErrorBag,
+  /**
+   * The stored record of an update: a rule whose fields all keep their stored values is not checked again
+   * (the stored row already satisfies it, and the database's unique index guards the rest).
+   */
+  before?: Row,
 ): Promise<void> {
+  const kept = (fields: readonly string[]) =>
+    before !== undefined && fields.every((f) => sameScalar(rec[f], before[f]));
   for (const [name, fd] of model.fieldList) {
     if (!("unique" in fd) || !fd.unique) continue;
+    if (kept([name])) continue;
     const v = rec[name];
     if (v === null || v === undefined || v === "") continue;
     let q = ctx.db.selectFrom(model.table).select("id").where(columnOf(model, name), "=", v);
@@ -34,6 +42,7 @@ export async function checkUnique(
   }
   for (const u of model.uniqueTogether ?? []) {
     if ((u.whereNull ?? []).some((f) => rec[f] !== null && rec[f] !== undefined)) continue;
+    if (kept([...u.fields, ...(u.whereNull ?? [])])) continue;
     const values = u.fields.map((f) => rec[f]);
     const matchNull = new Set(u.skipNulls === false ? u.fields : (u.nullMatches ?? []));
     if (
@@ -57,6 +66,12 @@ export async function checkUnique(
       errors.add(key, message);
     }
   }
+}
+
+/** Two record values are the same scalar (null and undefined alike); lists and objects never are. */
+function sameScalar(a: unknown, b: unknown): boolean {
+  if (a === null || a === undefined) return b === null || b === undefined;
+  return typeof a !== "object" && a === b;
 }
 
 /** Where and how a together-uniqueness violation is reported. */

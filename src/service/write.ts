@@ -42,6 +42,7 @@ import {
   rowsWhereIn,
   statusesFor,
   toRecord,
+  toRecords,
 } from "./rows.ts";
 import { checkUnique, uniqueViolation } from "./uniqueness.ts";
 import { runServiceValidator } from "./validators.ts";
@@ -289,21 +290,28 @@ export async function updateObject(
   partial: boolean,
   /** Pre-change snapshots taken set-wise by a bulk caller (`snapshots`); else taken here. */
   taken?: Map<string, Record<string, unknown>>,
+  /** Stored rows and records read and locked set-wise by a bulk caller (`lockForUpdate`); used once each. */
+  locked?: Map<string, Locked>,
 ): Promise<void> {
   if (model.readOnly) throw new AppError(405, `Method "${partial ? "PATCH" : "PUT"}" not allowed.`);
   // The stored row, read once: the record to validate against, and the values the UPDATE compares with.
   // Locked until commit on PostgreSQL, so concurrent PATCHes merging custom fields (or any field computed
   // from the stored row) apply one after the other and none is lost (issue 12).
-  let read = ctx.db.selectFrom(model.table).selectAll().where("id", "=", id);
-  if (ctx.store.dialect.rowLocks) read = read.forUpdate();
-  const stored = await read.executeTakeFirst();
+  const pre = locked?.get(id);
+  locked?.delete(id); // an id listed twice reads its row again, as the first update left it
+  let stored = pre?.stored;
+  if (!stored) {
+    let read = ctx.db.selectFrom(model.table).selectAll().where("id", "=", id);
+    if (ctx.store.dialect.rowLocks) read = read.forUpdate();
+    stored = await read.executeTakeFirst();
+  }
   if (!stored) throw new NotFoundError();
-  const before = await toRecord(ctx, model, stored);
+  const before = pre?.before ?? (await toRecord(ctx, model, stored));
   const prechange = taken ? taken.get(id) : (await snapshots(ctx, model, [id])).get(id);
   const parsed = await parseWrite(ctx, model, body, before, partial);
   const { record, errors } = parsed;
   const relChanges = await parseRelationships(ctx, model, relationshipsIn(body), errors);
-  if (!errors.has()) await checkUnique(ctx, model, record, id, errors);
+  if (!errors.has()) await checkUnique(ctx, model, record, id, errors, before);
   if (!errors.has()) await runValidate(ctx, model, record, before, errors);
   await runServiceValidate(ctx, model, record, errors);
   errors.throwIfAny();
@@ -340,6 +348,31 @@ export async function updateObject(
   await pathsAfterWrite(ctx, model, id, record);
   track(ctx, { model, id, action: "update", ...(prechange ? { prechange } : {}) });
   if (ctx.grants && !(await permits(ctx, model, id, "change"))) throw new PermissionDenied();
+}
+
+/** A stored row and its record, read by `lockForUpdate`. */
+export interface Locked {
+  stored: Row;
+  before: Row;
+}
+
+/**
+ * For a bulk update: the stored rows of `ids` and their records, read set-wise (one query per 500 ids, one
+ * per many-to-many field) and locked until commit on PostgreSQL, instead of per object. Empty for models with
+ * an after-write hook, which may change other rows of the same bulk (each object is then read when updated).
+ */
+export async function lockForUpdate(ctx: Ctx, model: Model, ids: string[]): Promise<Map<string, Locked>> {
+  const out = new Map<string, Locked>();
+  if (model.afterWrite || model.readOnly) return out;
+  const rows: Row[] = [];
+  for (const part of chunks([...new Set(ids)])) {
+    let read = ctx.db.selectFrom(model.table).selectAll().where("id", "in", part).orderBy("id");
+    if (ctx.store.dialect.rowLocks) read = read.forUpdate();
+    rows.push(...(await read.execute()));
+  }
+  const records = await toRecords(ctx, model, rows);
+  for (const r of rows) out.set(r.id as string, { stored: r, before: records.get(r.id as string)! });
+  return out;
 }
 
 /** The `relationships` value of a write body, if the body is an object that has one. */

@@ -17,6 +17,7 @@ import {
   createObject,
   deleteObjects,
   inTransaction,
+  lockForUpdate,
   snapshots,
   updateObject,
 } from "../../service/write.ts";
@@ -177,11 +178,13 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
       const ids = await inTransaction(ctx, async (t) => {
         const found = await select(t);
         const done: string[] = [];
+        // Locked first (in id order, so concurrent bulks cannot deadlock), then the pre-change snapshots.
+        const locked = await lockForUpdate(t, model, [...found]);
         const taken = await snapshots(t, model, [...found]);
         for (const item of items) {
           if (!found.has(item.id)) continue;
           const { id: _id, ...data } = item.raw;
-          await updateObject(t, model, item.id, data, method === "PATCH", taken);
+          await updateObject(t, model, item.id, data, method === "PATCH", taken, locked);
           done.push(item.id);
         }
         return done;
