@@ -39,9 +39,9 @@ const integration = files("test").filter(
 );
 /**
  * Guards so that a hang fails the run within minutes instead of using up CI's 90: one test may take
- * 10 minutes (the longest, the 60 s load test, takes about 70 s), a test file's process exits when its
- * tests are done even if something keeps its event loop alive, and a whole run or suite is stopped
- * after 25 minutes (a run normally takes 2–3).
+ * 10 minutes (the longest, the 60 s load test, takes about 70 s), and a whole run or suite is stopped after
+ * 25 minutes (a run normally takes 2–3). Not `--test-force-exit`: with several files at once it ends some
+ * files before their tests are reported (seen: 50–62 of the 62 unit tests, "passing").
  */
 const TEST_TIMEOUT_MS = 600_000;
 const RUN_TIMEOUT_MS = 25 * 60_000;
@@ -57,7 +57,6 @@ const run = (label: string, list: string[], env: Record<string, string>) => {
       "--test-concurrency=2",
       "--test-reporter=spec",
       `--test-timeout=${TEST_TIMEOUT_MS}`,
-      "--test-force-exit",
       ...list,
     ],
     { stdio: "inherit", env: { ...process.env, ...env }, timeout: RUN_TIMEOUT_MS, killSignal: "SIGKILL" },
