@@ -126,11 +126,16 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
       const body = req.body;
       if (Array.isArray(body)) {
         checkBulkSize(body, config.maxBulk);
-        const ids = await inTransaction(ctx, (t) => createMany(t, model, body));
-        return kit.send(req, reply, 201, await kit.renderIds(ctx, model, ids));
+        // Rendered inside the write's transaction, with the definitions and tag lookups it already made.
+        const objs = await inTransaction(ctx, async (t) =>
+          kit.renderIds(t, model, await createMany(t, model, body)),
+        );
+        return kit.send(req, reply, 201, objs);
       }
-      const id = await inTransaction(ctx, (t) => createObject(t, model, body));
-      const [obj] = await kit.renderIds(ctx, model, [id]);
+      const [obj] = await inTransaction(ctx, async (t) =>
+        kit.renderIds(t, model, [await createObject(t, model, body)]),
+      );
+      const id = String(obj!.id);
       reply.header("Location", detailUrl(ctx, model, id));
       if (model.key === "dcim.device" && kit.isBrief(req)) {
         const [n] = await represent(
@@ -175,7 +180,7 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
         });
         return reply.code(204).send();
       }
-      const ids = await inTransaction(ctx, async (t) => {
+      const objs = await inTransaction(ctx, async (t) => {
         const found = await select(t);
         const done: string[] = [];
         // Locked first (in id order, so concurrent bulks cannot deadlock), then the pre-change snapshots.
@@ -187,9 +192,9 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
           await updateObject(t, model, item.id, data, method === "PATCH", taken, locked);
           done.push(item.id);
         }
-        return done;
+        return kit.renderIds(t, model, done);
       });
-      return kit.send(req, reply, 200, await kit.renderIds(ctx, model, ids));
+      return kit.send(req, reply, 200, objs);
     }
     throw new AppError(405, `Method "${method}" not allowed.`);
   });
@@ -227,8 +232,10 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
     if (model.readOnly) throw new AppError(405, `Method "${method}" not allowed.`);
     await getRow(ctx, model, id, { ...listP, action: method === "DELETE" ? "delete" : "change" });
     if (method === "PUT" || method === "PATCH") {
-      await inTransaction(ctx, (t) => updateObject(t, model, id, req.body, method === "PATCH"));
-      const [obj] = await kit.renderIds(ctx, model, [id]);
+      const [obj] = await inTransaction(ctx, async (t) => {
+        await updateObject(t, model, id, req.body, method === "PATCH");
+        return kit.renderIds(t, model, [id]);
+      });
       return kit.send(req, reply, 200, obj);
     }
     if (method === "DELETE") {
