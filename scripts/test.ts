@@ -52,13 +52,7 @@ const run = (label: string, list: string[], env: Record<string, string>) => {
   process.stdout.write(`\n# ${label}\n`);
   const r = spawnSync(
     process.execPath,
-    [
-      "--test",
-      "--test-concurrency=2",
-      "--test-reporter=spec",
-      `--test-timeout=${TEST_TIMEOUT_MS}`,
-      ...list,
-    ],
+    ["--test", "--test-concurrency=2", "--test-reporter=spec", `--test-timeout=${TEST_TIMEOUT_MS}`, ...list],
     { stdio: "inherit", env: { ...process.env, ...env }, timeout: RUN_TIMEOUT_MS, killSignal: "SIGKILL" },
   );
   if (r.error) process.stdout.write(`\n# ${label}: ${r.error.message}, FAILED\n`);
