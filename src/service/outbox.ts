@@ -11,12 +11,11 @@
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { sql } from "kysely";
-import { joinTable } from "../store/ddl.ts";
 import { storedTime } from "../store/values.ts";
 import { type Ctx, definitionsMemo } from "./context.ts";
 import { AppError, NotFoundError, PermissionDenied } from "./errors.ts";
 import { permits, restriction } from "./permissions.ts";
-import { chunks, type Row } from "./rows.ts";
+import { chunks, m2mPairs, type Row } from "./rows.ts";
 
 /** Emits `queued` after a commit that queued deliveries (wakes in-process workers). */
 export const outboxSignal = new EventEmitter();
@@ -51,20 +50,16 @@ async function enabledHooksByType(ctx: Ctx): Promise<Map<string, Row[]>> {
     .where("enabled", "=", true)
     .execute();
   if (hooks.length) {
-    const jt = joinTable(ctx.reg.get("extras.webhook"), "content_types");
-    const links = await ctx.db
-      .selectFrom(jt)
-      .select(["source_id", "content_type"])
-      .where(
-        "source_id",
-        "in",
-        hooks.map((h) => h.id),
-      )
-      .execute();
+    const links = await m2mPairs(
+      ctx,
+      ctx.reg.get("extras.webhook"),
+      "content_types",
+      hooks.map((h) => h.id as string),
+    );
     const hookById = new Map(hooks.map((h) => [h.id as string, h]));
-    for (const l of links) {
-      const h = hookById.get(l.source_id as string);
-      if (h) byType.set(l.content_type as string, [...(byType.get(l.content_type as string) ?? []), h]);
+    for (const [hookId, type] of links) {
+      const h = hookById.get(hookId);
+      if (h) byType.set(type, [...(byType.get(type) ?? []), h]);
     }
   }
   memo.set("webhooksByType", byType);

@@ -13,6 +13,7 @@ import type { Model } from "../registry/index.ts";
 import { joinTable } from "../store/ddl.ts";
 import { parseJsonColumn } from "../store/values.ts";
 import type { Actor, Ctx } from "./context.ts";
+import { m2mPairs } from "./rows.ts";
 
 /** A permission action. */
 export type Action = "view" | "add" | "change" | "delete";
@@ -75,22 +76,19 @@ export async function loadGrants(ctx: Ctx, actor: Actor): Promise<Grants | undef
     .execute();
   const rules = new Map<string, ConstraintSet[] | "all">();
   if (perms.length) {
-    const types = await ctx.db
-      .selectFrom(joinTable(pm, "object_types"))
-      .select(["source_id", "content_type"])
-      .where(
-        "source_id",
-        "in",
-        perms.map((p) => p.id),
-      )
-      .execute();
+    const types = await m2mPairs(
+      ctx,
+      pm,
+      "object_types",
+      perms.map((p) => p.id as string),
+    );
     for (const p of perms) {
       const actions = parseJsonColumn(p.actions);
       const sets = toSets(parseJsonColumn(p.constraints), actor);
-      for (const t of types) {
-        if (t.source_id !== p.id) continue;
+      for (const [permId, type] of types) {
+        if (permId !== p.id) continue;
         for (const a of Array.isArray(actions) ? actions : []) {
-          const key = `${t.content_type}:${a}`;
+          const key = `${type}:${a}`;
           const prev = rules.get(key);
           if (prev === "all" || sets === "all") rules.set(key, "all");
           else rules.set(key, [...(prev ?? []), ...sets]);

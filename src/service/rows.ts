@@ -177,21 +177,7 @@ export async function toRecord(
           rec[name] = known.get(row.id) ?? [];
           break;
         }
-        if (fd.kind === "cts") {
-          const rows = await ctx.db
-            .selectFrom(joinTable(model, name))
-            .select("content_type")
-            .where("source_id", "=", row.id)
-            .execute();
-          rec[name] = rows.map((r) => r.content_type);
-          break;
-        }
-        const rows = await ctx.db
-          .selectFrom(joinTable(model, name))
-          .select("target_id")
-          .where("source_id", "=", row.id)
-          .execute();
-        rec[name] = rows.map((r) => r.target_id);
+        rec[name] = (await m2mPairs(ctx, model, name, [row.id])).map(([, target]) => target);
         break;
       }
       case "count":
@@ -215,16 +201,9 @@ export async function toRecords(ctx: Ctx, model: Model, rows: Row[]): Promise<Ma
   const ids = rows.map((r) => r.id as string);
   for (const [name, fd] of model.fieldList) {
     if (fd.kind !== "m2m" && fd.kind !== "cts") continue;
-    const col = fd.kind === "cts" ? "content_type" : "target_id";
     const byRow = new Map<string, unknown[]>();
-    for (const part of chunks(ids)) {
-      const found = await ctx.db
-        .selectFrom(joinTable(model, name))
-        .select(["source_id", col])
-        .where("source_id", "in", part)
-        .execute();
-      for (const f of found) byRow.set(f.source_id, [...(byRow.get(f.source_id) ?? []), f[col]]);
-    }
+    for (const [source, target] of await m2mPairs(ctx, model, name, ids))
+      byRow.set(source, [...(byRow.get(source) ?? []), target]);
     links.set(name, byRow);
   }
   const out = new Map<string, Row>();
