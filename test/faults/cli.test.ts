@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { openStore } from "../../src/store/db.ts";
+import { freePort } from "../helpers/process.ts";
 
 function run(args: string[]): Promise<{ code: number | null; out: string }> {
   return new Promise((done) => {
@@ -67,7 +68,7 @@ describe("command line for production", () => {
     const token = (
       await run(["token", "create", "--username", "admin", "--database", `sqlite:${db}`])
     ).out.trim();
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     const server = spawn(
       process.execPath,
       ["src/main.ts", "serve", "--workers", "2", "--port", String(port), "--database", `sqlite:${db}`],

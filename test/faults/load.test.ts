@@ -14,7 +14,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
 import { openStore, type Store } from "../../src/store/db.ts";
-import { waitForOutput } from "../helpers/process.ts";
+import { freePort, waitForOutput } from "../helpers/process.ts";
 import { type Receiver, startReceiver } from "../helpers/receiver.ts";
 import { ENGINE, freshDatabase } from "../helpers/server.ts";
 import { waitUntil } from "../helpers/wait.ts";
@@ -93,7 +93,7 @@ describe(`faults and load on ${ENGINE}`, () => {
   });
 
   it("under concurrent load every committed change is delivered exactly once, per object in commit order", async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     await serve(port, 2);
     const hook = await api(port, "/api/extras/webhooks/", "POST", {
       name: "every change",
@@ -189,7 +189,7 @@ describe(`faults and load on ${ENGINE}`, () => {
   });
 
   it("SIGKILL in the middle of a 5,000-object bulk create leaves all of it or none of it", async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     const api1 = await serve(port, 1);
     // How long a 5,000-object bulk takes here, so that the kill lands in its middle (inside the transaction).
     const t0 = Date.now();

@@ -15,7 +15,7 @@ import { registry } from "../../src/registry/index.ts";
 import { createToken, ensureSuperuser } from "../../src/service/accounts.ts";
 import { openStore } from "../../src/store/db.ts";
 import { migrate } from "../../src/store/migrate.ts";
-import { waitForOutput } from "../helpers/process.ts";
+import { freePort, waitForOutput } from "../helpers/process.ts";
 import { type Receiver, startReceiver } from "../helpers/receiver.ts";
 import { ENGINE } from "../helpers/server.ts";
 
@@ -70,7 +70,7 @@ describe("PostgreSQL outage", { skip: (ENGINE !== "postgres" || !PG_BIN) && "Pos
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "inventory-pg-outage-"));
     execFileSync("chown", ["postgres", dir]);
-    port = 25400 + Math.floor(Math.random() * 500);
+    port = await freePort();
     asPostgres("initdb", ["-D", join(dir, "data"), "-A", "trust", "-U", "postgres", "--no-sync"]);
     pgctl("start");
     url = `postgres://postgres@127.0.0.1:${port}/postgres`;
@@ -80,7 +80,7 @@ describe("PostgreSQL outage", { skip: (ENGINE !== "postgres" || !PG_BIN) && "Pos
     token = await createToken(store, id);
     await store.close();
     rx = await startReceiver();
-    const apiPort = 19600 + Math.floor(Math.random() * 200);
+    const apiPort = await freePort();
     const server = spawnCli(["serve", "--port", String(apiPort), "--database", url, "--no-worker"], {});
     await waitForOutput(server, "listening");
     base = `http://127.0.0.1:${apiPort}`;

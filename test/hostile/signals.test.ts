@@ -10,7 +10,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { waitForOutput } from "../helpers/process.ts";
+import { freePort, waitForOutput } from "../helpers/process.ts";
 
 const SYSTEM_NODE = "/usr/bin/node";
 const systemMajor = existsSync(SYSTEM_NODE)
@@ -32,7 +32,7 @@ describe("signals through the Node 24 re-exec wrapper", {
 }, () => {
   it("SIGTERM to the wrapper stops the server and frees the port; the exit code is the server's", async () => {
     const file = join(tmpdir(), `inventory-signal-${process.pid}.sqlite3`);
-    const port = 19900 + Math.floor(Math.random() * 90);
+    const port = await freePort();
     const wrapper = spawn(
       SYSTEM_NODE,
       ["bin/inventory.js", "serve", "--port", String(port), "--database", `sqlite:${file}`, "--no-worker"],

@@ -2,9 +2,10 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { describe, it } from "node:test";
+import { freePort } from "../helpers/process.ts";
 
 async function run(args: string[], body: string): Promise<{ status: number; text: string; out: string }> {
-  const port = 19000 + Math.floor(Math.random() * 1000);
+  const port = await freePort();
   const child = spawn(
     process.execPath,
     ["src/main.ts", "webhook-receiver", "--port", String(port), ...args],
