@@ -83,6 +83,9 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   /** Open `path` (`:memory:` allowed) with WAL, foreign keys off (the service enforces relations). */
   constructor(path: string) {
     this.db = new DatabaseSync(path);
+    // Switching a new database to WAL takes its lock: processes opening it at once wait for each other
+    // (up to 10 s, once at startup) instead of failing with "database is locked" (seen in the test suite).
+    this.db.exec("PRAGMA busy_timeout = 10000");
     this.db.exec("PRAGMA journal_mode = WAL");
     this.db.exec("PRAGMA synchronous = NORMAL");
     // A short synchronous wait only: waiting for the write lock happens asynchronously in
