@@ -11,6 +11,7 @@ import { AppError, PermissionDenied } from "../service/errors.ts";
 import { redactResponses } from "../service/outbox.ts";
 import { type Action, mayDo } from "../service/permissions.ts";
 import { represent } from "../service/represent.ts";
+import { readBack } from "../service/write.ts";
 import type { Store } from "../store/db.ts";
 import { renderHtml, wantsHtml } from "./browsable.ts";
 
@@ -165,13 +166,7 @@ export function makeKit(store: Store, reg: Registry, config: Config, settings: S
     },
     visible,
     async renderIds(ctx, model, ids) {
-      const rows = await ctx.db
-        .selectFrom(model.table)
-        .selectAll()
-        .where("id", "in", ids.length ? ids : ["__none__"])
-        .execute();
-      const byId = new Map(rows.map((r) => [r.id as string, r]));
-      const ordered = ids.map((i) => byId.get(i)).filter((r): r is NonNullable<typeof r> => !!r);
+      const ordered = await readBack(ctx, model, ids);
       const out = await visible(ctx, model, await represent(ctx, model, ordered, "full"));
       return out.map((o) => withTokenKey(ctx, model, o));
     },

@@ -9,8 +9,10 @@
  * (`Dialect.transactionLock`): concurrent allocators are serialised across processes and never hand out
  * the same address or prefix twice (Nautobot holds a cache lock with a 5 s wait and does not promise this).
  */
+import { sql } from "kysely";
 import { type Family, formatAddress, ipKey } from "../net/ip.ts";
 import type { Model } from "../registry/index.ts";
+import { ADDRESS_SPACE_KEY } from "../store/db.ts";
 import type { Ctx } from "./context.ts";
 import { AppError, ValidationError } from "./errors.ts";
 import { type Row, statusesById } from "./rows.ts";
@@ -26,6 +28,7 @@ export class InsufficientSpaceError extends AppError {
 
 /** A parent prefix as the allocator sees it. */
 interface Parent {
+  id: string;
   family: Family;
   bits: number;
   start: bigint;
@@ -61,6 +64,7 @@ async function parentOf(ctx: Ctx, row: Row): Promise<Parent> {
   const family = Number(row.prefix_family) as Family;
   const status = (await statusesById(ctx)).get(row.status_id as string);
   return {
+    id: String(row.id),
     family,
     bits: family === 4 ? 32 : 128,
     start: BigInt(`0x${row.prefix_start}`),
@@ -85,26 +89,91 @@ function usable(p: Parent): [bigint, bigint] {
   return [p.start, p.end];
 }
 
-/** Free addresses of the parent in address order (lazily; stop iterating when you have enough). */
+/**
+ * Where this process last found the first free address of a parent: every usable address below `next` was
+ * taken when the address-space token (store/db.ts ADDRESS_SPACE_KEY) read `space`. While the token keeps that
+ * value no address has been freed since, so the next scan may start at `next` instead of at the parent's
+ * first address (one short scan per allocation, instead of one over every allocated address: 3,000 taken
+ * addresses cost about 3 ms of scanning per allocation on PostgreSQL). A hint never makes an allocation pick a
+ * taken address: the scan still reads what is taken from `next` on. Per store, keyed by the parent's id and
+ * the range and scope it had; bounded in size.
+ */
+const hints = new WeakMap<object, Map<string, { next: bigint; space: string | null }>>();
+const MAX_HINTS = 10_000;
+
+function hintKey(p: Parent): string {
+  return `${p.id}|${p.start}|${p.end}|${p.vrfId}|${p.anyVrf}|${p.isPool}`;
+}
+
+/**
+ * Occupied hosts of the parent from `from` on (at most HOST_BATCH, distinct, ascending) and, read in the same
+ * statement, the address-space token.
+ */
+async function takenFrom(
+  ctx: Ctx,
+  p: Parent,
+  from: bigint,
+  hi: bigint,
+): Promise<{ taken: bigint[]; space: string | null }> {
+  const scope = p.anyVrf
+    ? sql``
+    : p.vrfId === null
+      ? sql` AND vrf_id IS NULL`
+      : sql` AND vrf_id = ${p.vrfId}`;
+  const r = await sql<{ h: string | null; s: string | null }>`
+    SELECT h, NULL AS s FROM (
+      SELECT DISTINCT address_host AS h FROM ipam_ipaddress
+      WHERE address_family = ${p.family} AND address_host >= ${ipKey(p.family, from > hi ? hi : from)}
+        AND address_host <= ${ipKey(p.family, hi)}${scope}
+      ORDER BY address_host LIMIT ${HOST_BATCH}) AS taken
+    UNION ALL SELECT NULL AS h, value AS s FROM inventory_meta WHERE key = ${ADDRESS_SPACE_KEY}`.execute(
+    ctx.db,
+  );
+  const taken: bigint[] = [];
+  let space: string | null = null;
+  for (const row of r.rows) {
+    if (row.h !== null) taken.push(BigInt(`0x${row.h}`));
+    else space = row.s === null ? null : String(row.s);
+  }
+  return { taken: taken.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)), space };
+}
+
+/**
+ * Free addresses of the parent in address order (lazily; stop iterating when you have enough), starting at
+ * this process's hint for the parent when it still holds. Finding the first free address records the hint.
+ */
 async function* freeHosts(ctx: Ctx, p: Parent): AsyncGenerator<bigint> {
   const [lo, hi] = usable(p);
-  let cursor = lo;
-  while (cursor <= hi) {
-    const q = ctx.db
-      .selectFrom("ipam_ipaddress")
-      .select("address_host")
-      .distinct()
-      .where("address_family", "=", p.family)
-      .where("address_host", ">=", ipKey(p.family, cursor))
-      .where("address_host", "<=", ipKey(p.family, hi));
-    const rows = await inScope(q, p).orderBy("address_host").limit(HOST_BATCH).execute();
-    for (const r of rows) {
-      const taken = BigInt(`0x${r.address_host}`);
-      while (cursor < taken) yield cursor++;
-      cursor = taken + 1n;
-    }
-    if (rows.length < HOST_BATCH) break;
+  const byParent = hints.get(ctx.store) ?? new Map<string, { next: bigint; space: string | null }>();
+  hints.set(ctx.store, byParent);
+  const key = hintKey(p);
+  const hint = byParent.get(key);
+  let cursor = hint && hint.next > lo ? hint.next : lo;
+  let batch = await takenFrom(ctx, p, cursor, hi);
+  if (cursor !== lo && batch.space !== hint?.space) {
+    cursor = lo; // an address may have been freed since the hint: scan from the start
+    batch = await takenFrom(ctx, p, cursor, hi);
   }
+  const space = batch.space;
+  let first = true;
+  const found = (v: bigint) => {
+    if (!first) return;
+    first = false;
+    if (byParent.size >= MAX_HINTS) byParent.clear();
+    byParent.set(key, { next: v, space });
+  };
+  while (cursor <= hi) {
+    for (const taken of batch.taken) {
+      while (cursor < taken) {
+        found(cursor);
+        yield cursor++;
+      }
+      if (taken >= cursor) cursor = taken + 1n;
+    }
+    if (batch.taken.length < HOST_BATCH) break;
+    batch = await takenFrom(ctx, p, cursor, hi);
+  }
+  found(cursor);
   while (cursor <= hi) yield cursor++;
 }
 
@@ -246,7 +315,8 @@ async function createAll(ctx: Ctx, model: Model, items: Array<Record<string, unk
  * Create one IP address per body item at the next free addresses of the prefix `prefixId` (Nautobot
  * `available_ips` POST): `address` and `vrf` are set from the parent, every other IPAddress field is taken
  * from the item and validated as a normal create. `readParent` reads the prefix row inside the transaction,
- * after the lock (404 when the user may not see it).
+ * before the lock (404 when the user may not see it): a concurrent edit of the parent is ordered before or
+ * after the allocation, and the scan after the lock sees every address allocated before it.
  * @returns the new ids, in body order; `many` tells whether the body was a list.
  * @throws InsufficientSpaceError (204) when fewer addresses are free than items were sent;
  *   ValidationError (400) for a body item that is not an object or does not validate.
@@ -259,8 +329,10 @@ export async function allocateIps(
   const { items, many } = itemsOf(body);
   const ipModel = ctx.reg.get("ipam.ipaddress");
   return inTransaction(ctx, async (t) => {
+    // The parent is read before the lock, which is then held only for the scan and the writes.
+    const parent = await readParent(t);
     await t.store.dialect.transactionLock(t.db, LOCK_IPS);
-    const p = await parentOf(t, await readParent(t));
+    const p = await parentOf(t, parent);
     const free: bigint[] = [];
     if (items.length) {
       for await (const v of freeHosts(t, p)) {
@@ -296,8 +368,10 @@ export async function allocatePrefixes(
   const { items, many } = itemsOf(body);
   const prefixModel = ctx.reg.get("ipam.prefix");
   return inTransaction(ctx, async (t) => {
+    // The parent is read before the lock, which is then held only for the scan and the writes.
+    const parent = await readParent(t);
     await t.store.dialect.transactionLock(t.db, LOCK_PREFIXES);
-    const p = await parentOf(t, await readParent(t));
+    const p = await parentOf(t, parent);
     const lengthErrors = items.map((item): Record<string, string> => {
       const len = item.prefix_length;
       if (len === undefined || len === null) return { prefix_length: "this field can not be missing" };

@@ -77,6 +77,12 @@ export const DEFINITION_MODELS: ReadonlySet<string> = new Set([
   "extras.webhook",
 ]);
 
+/**
+ * Models an update or delete of which may free address space: such a transaction rewrites the address-space
+ * token (store/db.ts ADDRESS_SPACE_KEY), which invalidates the allocator's hints (service/allocation.ts).
+ */
+export const SPACE_MODELS: ReadonlySet<string> = new Set(["ipam.ipaddress"]);
+
 /** The memo for definition lookups of `ctx` (see `Ctx.defs`). */
 export function definitionsMemo(ctx: Ctx): Map<string, unknown> {
   return ctx.defs.map;

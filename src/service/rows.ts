@@ -27,6 +27,10 @@ export async function rowsWhereIn(
 ): Promise<Row[]> {
   const uniq = [...new Set(values.filter((v) => v !== null && v !== undefined))];
   if (!uniq.length) return [];
+  const phase = ctx.memo.get(READ_BACK) as Map<string, Row[]> | undefined;
+  const key = phase ? `${model.table}|${column}|${uniq.map(String).sort().join(",")}` : "";
+  const kept = phase?.get(key);
+  if (kept) return kept;
   const out: Row[] = [];
   const d = ctx.store.dialect;
   for (const part of chunks(uniq)) {
@@ -39,7 +43,26 @@ export async function rowsWhereIn(
       )),
     );
   }
+  phase?.set(key, out);
   return out;
+}
+
+/** Memo key of the read-back phase (`beginReadBack`): query → rows. */
+const READ_BACK = "readBack";
+
+/**
+ * Start the read-back phase of a write transaction: its writes are done and it reads them back, to render
+ * the response and then the change log's post-change snapshots. Until `endReadBack` (the next write),
+ * `rowsWhereIn` answers a repeated query from memory, so the snapshots do not read again what the
+ * response read (rows by id, reverse relations such as `nat_outside`). Rows are shared, never mutated.
+ */
+export function beginReadBack(ctx: Ctx): void {
+  if (ctx.db !== ctx.store.db) ctx.memo.set(READ_BACK, new Map());
+}
+
+/** End the read-back phase: a write follows, so nothing read before it may be reused. */
+export function endReadBack(ctx: Ctx): void {
+  ctx.memo.delete(READ_BACK);
 }
 
 /** Fetch rows by id, as a map. */

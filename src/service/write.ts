@@ -12,11 +12,11 @@ import { sql } from "kysely";
 import { ipKey, parseCidr } from "../net/ip.ts";
 import type { Model } from "../registry/index.ts";
 import type { ValidateArgs } from "../registry/meta.ts";
-import { newDefinitionsToken } from "../store/db.ts";
+import { ADDRESS_SPACE_KEY, newDefinitionsToken } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
 import { storedTime } from "../store/values.ts";
 import { pathsAfterDelete, pathsAfterWrite } from "./cable-paths.ts";
-import { type Ctx, DEFINITION_MODELS, definitionsChanged } from "./context.ts";
+import { type Ctx, DEFINITION_MODELS, definitionsChanged, SPACE_MODELS } from "./context.ts";
 import {
   AppError,
   type ErrorBag,
@@ -34,7 +34,9 @@ import { permits } from "./permissions.ts";
 import { checkRequiredRelationships, parseRelationships, saveRelationships } from "./relationship-writes.ts";
 import { detailUrl, nestedFor, represent } from "./represent.ts";
 import {
+  beginReadBack,
   chunks,
+  endReadBack,
   findRecords,
   getRecord,
   type Row,
@@ -73,13 +75,26 @@ function pending(ctx: Ctx): PendingChange[] {
  */
 function track(ctx: Ctx, change: PendingChange): void {
   pending(ctx).push(change);
+  endReadBack(ctx);
   if (DEFINITION_MODELS.has(change.model.key)) {
     definitionsChanged(ctx);
     ctx.memo.set(DEFINITIONS_WRITTEN, true);
   }
+  if (change.action !== "create" && SPACE_MODELS.has(change.model.key)) ctx.memo.set(SPACE_WRITTEN, true);
 }
 
 const DEFINITIONS_WRITTEN = "definitionsWritten";
+const SPACE_WRITTEN = "spaceWritten";
+/**
+ * The rows of `ids` as the request's writes left them, in the order of `ids` (missing ids skipped), read to
+ * render a write's response inside its transaction. This starts the read-back phase (rows.ts
+ * `beginReadBack`): the change log's post-change snapshots (`flushChanges`) reuse what the response read.
+ */
+export async function readBack(ctx: Ctx, model: Model, ids: readonly string[]): Promise<Row[]> {
+  beginReadBack(ctx);
+  const byId = await rowsById(ctx, model, ids);
+  return ids.map((i) => byId.get(i)).filter((r): r is Row => r !== undefined);
+}
 
 /** SHA-256 hex of a token key (tokens are stored hashed). */
 export function hashTokenKey(key: string): string {
@@ -225,6 +240,12 @@ async function writeRelations(
 export interface CreateOptions {
   /** Keep an `id` given in the body (importer); the API never does. */
   keepId?: boolean;
+  /**
+   * Queue the row's INSERT to go out with the transaction's next statement (`Dialect.queueWrite`): bulk
+   * creates, whose rows then cost one statement per batch on PostgreSQL. A database error of the row is
+   * then raised by a later statement of the same request.
+   */
+  queued?: boolean;
 }
 
 /**
@@ -266,7 +287,8 @@ export async function createObject(
   }
   if (model.key === "users.user" && typeof record.password === "string")
     cols.password = await hashPassword(record.password);
-  await ctx.db.insertInto(model.table).values(cols).execute();
+  if (opts.queued) await ctx.store.dialect.queueWrite(ctx.db, { table: model.table, values: cols });
+  else await ctx.db.insertInto(model.table).values(cols).execute();
   await writeRelations(ctx, model, id, record, parsed.touched, parsed.tags, true);
   if (relChanges?.length) await saveRelationships(ctx, model, id, relChanges);
   if (model.afterWrite)
@@ -290,7 +312,10 @@ export async function updateObject(
   partial: boolean,
   /** Pre-change snapshots taken set-wise by a bulk caller (`snapshots`); else taken here. */
   taken?: Map<string, Record<string, unknown>>,
-  /** Stored rows and records read and locked set-wise by a bulk caller (`lockForUpdate`); used once each. */
+  /**
+   * Stored rows and records read and locked set-wise by a bulk caller (`lockForUpdate`); used once each.
+   * Given, the UPDATE is queued (`Dialect.queueWrite`), as a bulk create's INSERTs are.
+   */
   locked?: Map<string, Locked>,
 ): Promise<void> {
   if (model.readOnly) throw new AppError(405, `Method "${partial ? "PATCH" : "PUT"}" not allowed.`);
@@ -340,8 +365,10 @@ export async function updateObject(
   // tables such as interfaces carry many indexes (bulk PATCH of 1,000 rows on a large table).
   for (const k of Object.keys(cols))
     if (k !== "last_updated" && sameValue(stored[k], cols[k])) delete cols[k];
-  if (Object.keys(cols).length)
-    await ctx.db.updateTable(model.table).set(cols).where("id", "=", id).execute();
+  if (Object.keys(cols).length) {
+    if (locked) await ctx.store.dialect.queueWrite(ctx.db, { table: model.table, id, values: cols });
+    else await ctx.db.updateTable(model.table).set(cols).where("id", "=", id).execute();
+  }
   await writeRelations(ctx, model, id, record, parsed.touched, parsed.tags, false);
   if (relChanges?.length) await saveRelationships(ctx, model, id, relChanges);
   if (model.afterWrite) await runHook(ctx, model.afterWrite, { action: "update", id, data: record, before });
@@ -398,10 +425,12 @@ export async function snapshots(
   ctx: Ctx,
   model: Model,
   ids: string[],
+  /** The stored rows of `ids` when the caller has them (`lockForUpdate`); else read here. */
+  stored?: readonly Row[],
 ): Promise<Map<string, Record<string, unknown>>> {
   if (!ctx.settings.changelog || model.readOnly) return new Map();
   const sub: Ctx = { ...ctx, baseUrl: "", nestedCache: new Map() };
-  const rows = [...(await rowsById(ctx, model, ids)).values()];
+  const rows = stored ?? [...(await rowsById(ctx, model, ids)).values()];
   // No opt-in keys: Nautobot serializes change-log and webhook data without a request, which prunes
   // `computed_fields` and `relationships` (nautobot-webhooks.md §0.5).
   const objs = await represent(sub, model, rows, "full", { excludeConfigContext: true, include: new Set() });
@@ -533,6 +562,10 @@ export async function flushChanges(ctx: Ctx): Promise<void> {
     ctx.memo.delete(DEFINITIONS_WRITTEN);
     await newDefinitionsToken(ctx.db);
   }
+  if (ctx.memo.get(SPACE_WRITTEN)) {
+    ctx.memo.delete(SPACE_WRITTEN);
+    await newDefinitionsToken(ctx.db, ADDRESS_SPACE_KEY);
+  }
   if (!list.length || !ctx.settings.changelog) return;
   const oc = ctx.reg.get("extras.objectchange");
   const byModel = new Map<string, PendingChange[]>();
@@ -622,7 +655,7 @@ export async function createMany(ctx: Ctx, model: Model, items: unknown[]): Prom
   let failed = false;
   for (const item of items) {
     try {
-      ids.push(await createObject(ctx, model, item));
+      ids.push(await createObject(ctx, model, item, { queued: true }));
       errs.push({});
     } catch (e) {
       if (e instanceof ValidationError) {

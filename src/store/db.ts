@@ -7,7 +7,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { CompiledQuery, Kysely, PostgresDialect, type Transaction } from "kysely";
 import pg from "pg";
-import { type Dialect, postgresDialect, sqliteDialect } from "./dialect.ts";
+import { type Dialect, postgresDialect, QUEUED_WRITE, type RowWrite, sqliteDialect } from "./dialect.ts";
 import type { Replica } from "./replica.ts";
 import { NodeSqliteDatabase, NodeSqliteDialect } from "./sqlite-driver.ts";
 
@@ -24,13 +24,20 @@ export interface Tokens {
 export const DEFINITIONS_KEY = "definitions";
 
 /**
- * Rewrite the definitions token (a new random value) in the caller's transaction: every process's cached
- * definitions stop being used once it commits (`Store.freshTokens`).
+ * The `inventory_meta` key whose value changes whenever an IP address is updated or deleted, i.e. whenever
+ * an address may have become free (service/allocation.ts keeps where the next free address was under it).
  */
-export async function newDefinitionsToken(db: Db): Promise<void> {
+export const ADDRESS_SPACE_KEY = "address-space";
+
+/**
+ * Rewrite a token row of `inventory_meta` (a new random value) in the caller's transaction: the definitions
+ * token by default, so every process's cached definitions stop being used once it commits
+ * (`Store.freshTokens`), or another `key` such as ADDRESS_SPACE_KEY.
+ */
+export async function newDefinitionsToken(db: Db, key: string = DEFINITIONS_KEY): Promise<void> {
   await db
     .insertInto("inventory_meta")
-    .values({ key: DEFINITIONS_KEY, value: randomUUID() })
+    .values({ key, value: randomUUID() })
     .onConflict((oc) => oc.column("key").doUpdateSet({ value: (eb: any) => eb.ref("excluded.value") }))
     .execute();
 }
@@ -161,17 +168,22 @@ export async function openStore(url: string): Promise<Store> {
     }
     const broken = new WeakSet<pg.PoolClient>();
     const prepared = new WeakSet<pg.PoolClient>();
+    const batches = new WeakMap<pg.PoolClient, () => void>();
     const prepare = process.env.INVENTORY_PG_PREPARE !== "0";
     /** The pool as Kysely sees it: a released client that lost its connection is destroyed. */
     const guarded = {
       async connect() {
         const client = await pool.connect();
-        if (prepare && !prepared.has(client)) {
-          preparedStatements(client);
+        if (!prepared.has(client)) {
+          if (prepare) preparedStatements(client);
+          batches.set(client, batchedWrites(client));
           prepared.add(client);
         }
         const release = client.release.bind(client);
-        client.release = (err?: Error | boolean) => release(err ?? (broken.has(client) ? true : undefined));
+        client.release = (err?: Error | boolean) => {
+          batches.get(client)?.(); // writes queued by a transaction that never ended are dropped
+          return release(err ?? (broken.has(client) ? true : undefined));
+        };
         return client;
       },
       end: () => pool.end(),
@@ -245,6 +257,80 @@ export async function openStore(url: string): Promise<Store> {
   throw new StoreOpenError(
     `unsupported database URL "${url}": use sqlite:PATH or postgres://user@host:port/db`,
   );
+}
+
+type Query = (text: unknown, values?: unknown, cb?: unknown) => unknown;
+
+/**
+ * Queued writes on a pooled client (dialect.ts `queueWrite`): a statement with the `QUEUED_WRITE` text is
+ * not sent but kept; before the client's next statement the kept writes are sent in order, each run of
+ * consecutive writes to the same table with the same columns as one statement that reads its rows from one
+ * JSON parameter typed by the table's row type (`json_populate_recordset`):
+ * `INSERT INTO t (cols) SELECT cols FROM …` or `UPDATE t SET col = v.col … FROM … v WHERE t.id = v.id`
+ * (a run of updates is cut where an id repeats, so the later update of a row still wins). A failed send
+ * fails the statement that triggered it; ROLLBACK drops what is kept and always runs.
+ * @returns a function dropping the kept writes (the client goes back to the pool).
+ */
+function batchedWrites(client: pg.PoolClient): () => void {
+  const query = client.query.bind(client) as Query;
+  let kept: RowWrite[] = [];
+  let sending: Promise<unknown> | undefined;
+  const send = async (writes: RowWrite[]) => {
+    let i = 0;
+    while (i < writes.length) {
+      const first = writes[i]!;
+      const cols = Object.keys(first.values);
+      const shape = `${first.id === undefined}|${first.table}|${cols.join(",")}`;
+      const run: Array<Record<string, unknown>> = [];
+      const ids = new Set<string>();
+      for (; i < writes.length; i++) {
+        const w = writes[i]!;
+        if (`${w.id === undefined}|${w.table}|${Object.keys(w.values).join(",")}` !== shape) break;
+        if (w.id !== undefined) {
+          if (ids.has(w.id)) break;
+          ids.add(w.id);
+        }
+        run.push(w.id === undefined ? w.values : { ...w.values, id: w.id });
+      }
+      const t = quoteId(first.table);
+      const rows = `json_populate_recordset(NULL::${t}, $1::json)`;
+      const list = cols.map(quoteId);
+      const text =
+        first.id === undefined
+          ? `INSERT INTO ${t} (${list.join(", ")}) SELECT ${list.join(", ")} FROM ${rows}`
+          : `UPDATE ${t} AS x SET ${list.map((c) => `${c} = v.${c}`).join(", ")} FROM ${rows} AS v WHERE x."id" = v."id"`;
+      await query(text, [JSON.stringify(run)]);
+    }
+  };
+  (client as unknown as { query: Query }).query = (text, values, cb) => {
+    if (text === QUEUED_WRITE) {
+      kept.push(JSON.parse((values as string[])[0]!) as RowWrite);
+      return Promise.resolve({ command: "SELECT", rowCount: 0, rows: [], fields: [] });
+    }
+    const rollback = typeof text === "string" && /^\s*rollback/i.test(text);
+    if (rollback) kept = [];
+    if (kept.length) {
+      const p = send(kept);
+      kept = [];
+      sending = p;
+      const done = () => {
+        if (sending === p) sending = undefined;
+      };
+      p.then(done, done);
+    }
+    if (!sending) return cb ? query(text, values, cb) : query(text, values);
+    const after = rollback ? sending.catch(() => {}) : sending;
+    const result = after.then(() => query(text, values));
+    if (!cb) return result;
+    result.then(
+      (r) => (cb as (e: unknown, r?: unknown) => void)(null, r),
+      (e) => (cb as (e: unknown) => void)(e),
+    );
+    return undefined;
+  };
+  return () => {
+    kept = [];
+  };
 }
 
 /**

@@ -5,6 +5,32 @@
 import { CompiledQuery, type Kysely, type RawBuilder, sql, type Transaction } from "kysely";
 import type { Column } from "../registry/index.ts";
 
+/** One row to insert (no `id`: `values` carries it) or to update (`id` of the row, columns in `values`). */
+export interface RowWrite {
+  table: string;
+  values: Record<string, unknown>;
+  id?: string;
+}
+
+/** The text that marks a queued write for the PostgreSQL connection wrapper (db.ts); its one parameter is the JSON of a `RowWrite`. */
+export const QUEUED_WRITE = "/*inventory:queued-write*/ SELECT $1";
+
+/** Write a row now, with Kysely. */
+async function writeNow(db: Kysely<any> | Transaction<any>, w: RowWrite): Promise<void> {
+  if (w.id === undefined) await db.insertInto(w.table).values(w.values).execute();
+  else await db.updateTable(w.table).set(w.values).where("id", "=", w.id).execute();
+}
+
+/** Whether every value survives a JSON round trip unchanged (text, finite numbers, booleans, null). */
+function jsonSafe(values: Record<string, unknown>): boolean {
+  for (const v of Object.values(values)) {
+    if (v === null || typeof v === "string" || typeof v === "boolean") continue;
+    if (typeof v === "number" && Number.isFinite(v)) continue;
+    return false;
+  }
+  return true;
+}
+
 /** Engine capabilities and SQL snippets that differ between SQLite and PostgreSQL. */
 export interface Dialect {
   readonly engine: "sqlite" | "postgres";
@@ -42,6 +68,15 @@ export interface Dialect {
    * the database's single write lock from their first statement (BEGIN IMMEDIATE).
    */
   transactionLock(db: Kysely<any> | Transaction<any>, name: string): Promise<void>;
+  /**
+   * Write one row in a bulk write: insert `values` into `table`, or with `id` update those columns of that
+   * row. SQLite writes at once. PostgreSQL inside a transaction queues the write on the transaction's
+   * connection; the connection sends its queued writes before its next statement, consecutive ones of the
+   * same shape merged into one statement (db.ts `batchedWrites`), so a bulk of 1,000 rows costs one round
+   * trip instead of 1,000. Every later statement of the transaction sees the row either way; an error of a
+   * queued write (a unique index) is raised by that next statement and fails the transaction.
+   */
+  queueWrite(db: Kysely<any> | Transaction<any>, write: RowWrite): Promise<void>;
   /**
    * ORDER BY expressions for one term, with NULLs where PostgreSQL puts them by default (last ascending,
    * first descending) or first when `nullsFirst`: SQLite, which sorts NULLs the other way, gets an
@@ -97,6 +132,7 @@ export const sqliteDialect: Dialect = {
     return Array.from({ length: count }, (_, i) => last - count + 1 + i);
   },
   async transactionLock() {},
+  queueWrite: writeNow,
 };
 
 export const postgresDialect: Dialect = {
@@ -138,5 +174,10 @@ export const postgresDialect: Dialect = {
   },
   async transactionLock(db, name) {
     await db.executeQuery(CompiledQuery.raw(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [name]));
+  },
+  async queueWrite(db, w) {
+    // Outside a transaction the next statement may run on another pooled connection: write now.
+    if (!db.isTransaction || !jsonSafe(w.values)) return writeNow(db, w);
+    await db.executeQuery(CompiledQuery.raw(QUEUED_WRITE, [JSON.stringify(w)]));
   },
 };

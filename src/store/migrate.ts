@@ -12,7 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { type Kysely, sql } from "kysely";
 import { APP_LABELS, type Registry } from "../registry/index.ts";
-import { newDefinitionsToken, type Store } from "./db.ts";
+import { ADDRESS_SPACE_KEY, newDefinitionsToken, type Store } from "./db.ts";
 import { createIndexSql, createTableSql, schemaFor } from "./ddl.ts";
 import { DEFAULT_STATUSES } from "./default-statuses.ts";
 import { lockWait, setLockWait } from "./sqlite-driver.ts";
@@ -87,8 +87,10 @@ async function migrateWith(store: Store, reg: Registry): Promise<number> {
     if (ddl) await sql.raw(ddl).execute(store.db);
   }
   await seed(store, reg);
-  // Seeds may have added statuses, and a new release may read definitions differently: cached ones go.
+  // Seeds may have added statuses, and a new release may read definitions differently: cached ones go;
+  // so do the allocation hints (rows edited by hand in SQL are taken into account after a migrate).
   await newDefinitionsToken(store.db);
+  await newDefinitionsToken(store.db, ADDRESS_SPACE_KEY);
   return n;
 }
 

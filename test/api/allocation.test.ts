@@ -229,6 +229,56 @@ describe("IP allocation (available-ips, available-prefixes)", () => {
     assert.equal(new Set(blocks.map((r) => r.body.prefix)).size, 8);
   });
 
+  it("the next free address stays the first free one after addresses are freed, moved or taken elsewhere", async () => {
+    // The allocator remembers where the first free address was; deleting or moving an address, or creating
+    // one by hand, must never make it skip a free address or hand out a taken one.
+    const p = (
+      await s.api("/api/ipam/prefixes/", {
+        method: "POST",
+        body: { prefix: "10.51.0.0/24", status: "active" },
+      })
+    ).body.id;
+    const next = async () => {
+      const r = await s.api(`/api/ipam/prefixes/${p}/available-ips/`, {
+        method: "POST",
+        body: { status: "active" },
+      });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      return r.body as { id: string; address: string };
+    };
+    const first = [];
+    for (let i = 0; i < 5; i++) first.push(await next());
+    assert.deepEqual(
+      first.map((x) => x.address),
+      ["10.51.0.1/24", "10.51.0.2/24", "10.51.0.3/24", "10.51.0.4/24", "10.51.0.5/24"],
+    );
+    // Freed by a delete: handed out again first.
+    assert.equal((await s.api(`/api/ipam/ip-addresses/${first[1]!.id}/`, { method: "DELETE" })).status, 204);
+    assert.equal((await next()).address, "10.51.0.2/24");
+    // Freed by moving the address elsewhere.
+    const moved = await s.api(`/api/ipam/ip-addresses/${first[2]!.id}/`, {
+      method: "PATCH",
+      body: { address: "10.52.0.3/24" },
+    });
+    assert.equal(moved.status, 200, JSON.stringify(moved.body));
+    assert.equal((await next()).address, "10.51.0.3/24");
+    // Taken by a plain create just above: skipped.
+    await s.api("/api/ipam/ip-addresses/", {
+      method: "POST",
+      body: { address: "10.51.0.6/24", status: "active" },
+    });
+    assert.equal((await next()).address, "10.51.0.7/24");
+    // Freed by a bulk delete, and listed again by GET.
+    const bulk = await s.api("/api/ipam/ip-addresses/", {
+      method: "DELETE",
+      body: [{ id: first[0]!.id }, { id: first[3]!.id }],
+    });
+    assert.equal(bulk.status, 204);
+    const free = await s.api(`/api/ipam/prefixes/${p}/available-ips/?limit=3`);
+    assert.deepEqual(addrs(free.body), ["10.51.0.1/24", "10.51.0.4/24", "10.51.0.8/24"]);
+    assert.equal((await next()).address, "10.51.0.1/24");
+  });
+
   it("needs add permission on IP addresses to allocate", async () => {
     const user = await s.api("/api/users/users/", {
       method: "POST",

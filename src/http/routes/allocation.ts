@@ -19,6 +19,7 @@ import { AppError, NotFoundError } from "../../service/errors.ts";
 import { getRow } from "../../service/read.ts";
 import { nestedFor } from "../../service/represent.ts";
 import type { Row } from "../../service/rows.ts";
+import { inTransaction } from "../../service/write.ts";
 import type { HttpKit } from "../kit.ts";
 import { checkBulkSize } from "./models.ts";
 
@@ -61,13 +62,16 @@ export async function allocationRoutes(app: FastifyInstance, { kit }: { kit: Htt
   const created = async (
     req: FastifyRequest,
     reply: FastifyReply,
-    run: () => Promise<{ ids: string[]; many: boolean }>,
+    run: (t: Ctx) => Promise<{ ids: string[]; many: boolean }>,
     modelKey: string,
   ) => {
     const ctx = kit.ctxFor(req);
     try {
-      const { ids, many } = await run();
-      const objs = await kit.renderIds(ctx, kit.reg.get(modelKey), ids);
+      // Rendered inside the allocation's transaction (the change log's snapshots reuse what it reads).
+      const { objs, many } = await inTransaction(ctx, async (t) => {
+        const { ids, many } = await run(t);
+        return { objs: await kit.renderIds(t, kit.reg.get(modelKey), ids), many };
+      });
       return kit.send(req, reply, 201, many ? objs : objs[0]);
     } catch (e) {
       if (e instanceof InsufficientSpaceError) return reply.code(204).send();
@@ -89,8 +93,7 @@ export async function allocationRoutes(app: FastifyInstance, { kit }: { kit: Htt
       kit.need(req, ipModel, "add");
       kit.need(req, prefixModel, "view");
       if (Array.isArray(req.body)) checkBulkSize(req.body, kit.config.maxBulk);
-      const ctx = kit.ctxFor(req);
-      return created(req, reply, () => allocateIps(ctx, req.body, read), "ipam.ipaddress");
+      return created(req, reply, (t) => allocateIps(t, req.body, read), "ipam.ipaddress");
     }
     return otherMethod(
       req,
@@ -111,8 +114,7 @@ export async function allocationRoutes(app: FastifyInstance, { kit }: { kit: Htt
     if (req.method === "POST") {
       kit.need(req, prefixModel, "add");
       if (Array.isArray(req.body)) checkBulkSize(req.body, kit.config.maxBulk);
-      const ctx = kit.ctxFor(req);
-      return created(req, reply, () => allocatePrefixes(ctx, req.body, read), "ipam.prefix");
+      return created(req, reply, (t) => allocatePrefixes(t, req.body, read), "ipam.prefix");
     }
     return otherMethod(
       req,
