@@ -5,9 +5,10 @@
  *
  * Free space is computed from the stored range keys with index range scans, walking occupied hosts in
  * batches, so a /8 or an IPv6 /64 is never enumerated. Creating goes through `createObject` (validation,
- * change log, webhooks) inside one transaction that first takes the allocation lock
- * (`Dialect.transactionLock`): concurrent allocators are serialised across processes and never hand out
- * the same address or prefix twice (Nautobot holds a cache lock with a 5 s wait and does not promise this).
+ * change log, webhooks) inside one transaction. Addresses are claimed one by one (`Dialect.claim`), so
+ * concurrent allocators, in any process, never hand out the same address and do not wait for each other;
+ * prefixes are allocated under one lock (`Dialect.transactionLock`), which serialises their allocators.
+ * Nautobot holds a cache lock with a 5 s wait and promises neither.
  */
 import { sql } from "kysely";
 import { type Family, formatAddress, ipKey } from "../net/ip.ts";
@@ -55,7 +56,6 @@ export interface FreePrefix {
   vrf: string | null;
 }
 
-const LOCK_IPS = "available-ips";
 const LOCK_PREFIXES = "available-prefixes";
 /** Occupied hosts read per query while walking a prefix. */
 const HOST_BATCH = 1000;
@@ -175,6 +175,51 @@ async function* freeHosts(ctx: Ctx, p: Parent): AsyncGenerator<bigint> {
   }
   found(cursor);
   while (cursor <= hi) yield cursor++;
+}
+
+/** Free addresses tried per claim beyond those still needed (concurrent allocators take the first ones). */
+const SPARE_CANDIDATES = 16;
+
+/**
+ * The next `want` free addresses of the parent, each claimed for the caller's transaction
+ * (`Dialect.claim`, keyed by the new address's VRF and host), so concurrent allocators never hand out the
+ * same address and none waits for another: an address another transaction has claimed is skipped, and a
+ * claimed one is checked again in a statement that starts after the claim, which sees every allocation
+ * committed before it (a scan made earlier may not). Fewer when the parent has no more room.
+ */
+async function claimFreeHosts(ctx: Ctx, p: Parent, want: number): Promise<bigint[]> {
+  const chosen: bigint[] = [];
+  const hosts = freeHosts(ctx, p);
+  let exhausted = false;
+  // Candidates not tried yet: claiming stops at the last one it needs, so those after it are tried next.
+  let candidates: bigint[] = [];
+  while (chosen.length < want) {
+    while (!exhausted && candidates.length < want - chosen.length + SPARE_CANDIDATES) {
+      const n = await hosts.next();
+      if (n.done) exhausted = true;
+      else candidates.push(n.value);
+    }
+    if (!candidates.length) break;
+    const keys = candidates.map((v) => `ipam.ipaddress:${p.vrfId ?? ""}:${ipKey(p.family, v)}`);
+    const indexes = await ctx.store.dialect.claim(ctx.db, keys, want - chosen.length);
+    const claimed = indexes.map((i) => candidates[i]!);
+    // Every candidate up to the last claimed one was tried (those not claimed are another allocator's).
+    candidates = indexes.length ? candidates.slice(indexes.at(-1)! + 1) : [];
+    if (!claimed.length) continue;
+    const q = ctx.db
+      .selectFrom("ipam_ipaddress")
+      .select("address_host")
+      .where("address_family", "=", p.family)
+      .where(
+        "address_host",
+        "in",
+        claimed.map((v) => ipKey(p.family, v)),
+      );
+    const taken = new Set((await inScope(q, p).execute()).map((r: any) => String(r.address_host)));
+    for (const v of claimed) if (!taken.has(ipKey(p.family, v))) chosen.push(v);
+  }
+  await hosts.return(undefined);
+  return chosen.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /** How many addresses of the parent are free (for the "insufficient" message). */
@@ -314,9 +359,8 @@ async function createAll(ctx: Ctx, model: Model, items: Array<Record<string, unk
 /**
  * Create one IP address per body item at the next free addresses of the prefix `prefixId` (Nautobot
  * `available_ips` POST): `address` and `vrf` are set from the parent, every other IPAddress field is taken
- * from the item and validated as a normal create. `readParent` reads the prefix row inside the transaction,
- * before the lock (404 when the user may not see it): a concurrent edit of the parent is ordered before or
- * after the allocation, and the scan after the lock sees every address allocated before it.
+ * from the item and validated as a normal create. `readParent` reads the prefix row inside the transaction
+ * (404 when the user may not see it). The addresses are claimed (`claimFreeHosts`), never handed out twice.
  * @returns the new ids, in body order; `many` tells whether the body was a list.
  * @throws InsufficientSpaceError (204) when fewer addresses are free than items were sent;
  *   ValidationError (400) for a body item that is not an object or does not validate.
@@ -329,17 +373,8 @@ export async function allocateIps(
   const { items, many } = itemsOf(body);
   const ipModel = ctx.reg.get("ipam.ipaddress");
   return inTransaction(ctx, async (t) => {
-    // The parent is read before the lock, which is then held only for the scan and the writes.
-    const parent = await readParent(t);
-    await t.store.dialect.transactionLock(t.db, LOCK_IPS);
-    const p = await parentOf(t, parent);
-    const free: bigint[] = [];
-    if (items.length) {
-      for await (const v of freeHosts(t, p)) {
-        free.push(v);
-        if (free.length >= items.length) break;
-      }
-    }
+    const p = await parentOf(t, await readParent(t));
+    const free = items.length ? await claimFreeHosts(t, p, items.length) : [];
     if (free.length < items.length) {
       throw new InsufficientSpaceError(
         `An insufficient number of IP addresses are available within the prefix ${p.text} (${items.length} requested, ${await freeCount(t, p)} available)`,

@@ -78,6 +78,13 @@ export interface Dialect {
    */
   queueWrite(db: Kysely<any> | Transaction<any>, write: RowWrite): Promise<void>;
   /**
+   * Take up to `want` of `keys`, in order, as claims no other transaction can take until the caller's
+   * transaction ends: PostgreSQL `pg_try_advisory_xact_lock` on each key's hash, in one statement, skipping
+   * keys another transaction holds; SQLite, whose write transactions are serialised, the first `want`.
+   * @returns the indexes (0-based, ascending) of the claimed keys
+   */
+  claim(db: Kysely<any> | Transaction<any>, keys: readonly string[], want: number): Promise<number[]>;
+  /**
    * ORDER BY expressions for one term, with NULLs where PostgreSQL puts them by default (last ascending,
    * first descending) or first when `nullsFirst`: SQLite, which sorts NULLs the other way, gets an
    * `(x IS NULL)` term before the value.
@@ -133,6 +140,9 @@ export const sqliteDialect: Dialect = {
   },
   async transactionLock() {},
   queueWrite: writeNow,
+  async claim(_db, keys, want) {
+    return keys.slice(0, Math.max(0, want)).map((_k, i) => i);
+  },
 };
 
 export const postgresDialect: Dialect = {
@@ -179,5 +189,16 @@ export const postgresDialect: Dialect = {
     // Outside a transaction the next statement may run on another pooled connection: write now.
     if (!db.isTransaction || !jsonSafe(w.values)) return writeNow(db, w);
     await db.executeQuery(CompiledQuery.raw(QUEUED_WRITE, [JSON.stringify(w)]));
+  },
+  async claim(db, keys, want) {
+    if (!keys.length || want <= 0) return [];
+    // A function scan is read in array order and LIMIT stops it: no key after the last one needed is tried.
+    const r = await db.executeQuery<{ i: string | number }>(
+      CompiledQuery.raw(
+        `SELECT k.i FROM unnest($1::text[]) WITH ORDINALITY AS k(key, i) WHERE pg_try_advisory_xact_lock(hashtextextended(k.key, 0)) LIMIT $2`,
+        [keys, want],
+      ),
+    );
+    return r.rows.map((x) => Number(x.i) - 1).sort((a, b) => a - b);
   },
 };

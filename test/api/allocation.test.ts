@@ -215,6 +215,13 @@ describe("IP allocation (available-ips, available-prefixes)", () => {
     for (const r of results) assert.equal(r.status, 201, JSON.stringify(r.body));
     const got = results.map((r) => r.body.address as string);
     assert.equal(new Set(got).size, 20, got.join(" "));
+    // Concurrent allocators skip each other's addresses but leave no hole: the first 20 are taken.
+    assert.deepEqual(
+      [...got].sort(
+        (a, b) => Number(a.split(".")[3]!.split("/")[0]) - Number(b.split(".")[3]!.split("/")[0]),
+      ),
+      Array.from({ length: 20 }, (_, i) => `10.50.0.${i + 1}/24`),
+    );
     const listed = await s.api("/api/ipam/ip-addresses/?parent=10.50.0.0/24&limit=100");
     assert.equal(listed.body.count, 20);
     const blocks = await Promise.all(
