@@ -78,10 +78,13 @@ export const DEFINITION_MODELS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Models an update or delete of which may free address space: such a transaction rewrites the address-space
- * token (store/db.ts ADDRESS_SPACE_KEY), which invalidates the allocator's hints (service/allocation.ts).
+ * Models a delete of which, or an update of these columns, may free address space: such a transaction
+ * rewrites the address-space token (store/db.ts ADDRESS_SPACE_KEY), which invalidates the allocator's hints
+ * (service/allocation.ts).
  */
-export const SPACE_MODELS: ReadonlySet<string> = new Set(["ipam.ipaddress"]);
+export const SPACE_MODELS: ReadonlyMap<string, readonly string[]> = new Map([
+  ["ipam.ipaddress", ["address_family", "address_host", "vrf_id"]],
+]);
 
 /** The memo for definition lookups of `ctx` (see `Ctx.defs`). */
 export function definitionsMemo(ctx: Ctx): Map<string, unknown> {

@@ -16,7 +16,7 @@ import { joinTable } from "../store/ddl.ts";
 import { loadComputed } from "./computed.ts";
 import type { Ctx } from "./context.ts";
 import { computedFieldsFor, relationshipsFor } from "./object-extras.ts";
-import { chunks, customFieldsFor, type Row, rowsById, statusesById } from "./rows.ts";
+import { chunks, customFieldsFor, type Row, rowsById, statusesById, taggedModels } from "./rows.ts";
 
 /** `full`, `nested`, or an explicit list of fields (slim serializers such as circuit terminations). */
 export type Mode = "full" | "nested" | { fields: readonly string[] };
@@ -428,9 +428,11 @@ function displayOf(model: Model, row: Row, rel: Obj): string {
 async function tagsFor(ctx: Ctx, model: Model, ids: string[]): Promise<Map<string, Obj[]>> {
   const tagModel = ctx.reg.get("extras.tag");
   const byRow = new Map<string, Obj[]>();
-  // Whether the model carries any tag, once per data token (an index probe): untagged models skip the query.
+  // Whether the model carries any tag: from the list kept with the definitions (rows.ts taggedModels), else
+  // an index probe once per data token. Untagged models skip the query.
   const taggedKey = `tagged:${model.key}`;
-  let tagged = ctx.memo.get(taggedKey) as boolean | undefined;
+  const known = await taggedModels(ctx);
+  let tagged = known ? known.has(model.key) : (ctx.memo.get(taggedKey) as boolean | undefined);
   if (tagged === undefined) {
     const d = ctx.store.dialect;
     const rows = await rawRows(

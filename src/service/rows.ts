@@ -3,7 +3,7 @@
  * (column names) and records (field names, the shape validation rules see).
  */
 import type { Model } from "../registry/index.ts";
-import { quoteId, rawRows } from "../store/db.ts";
+import { quoteId, rawRows, TAGGED_COMPLETE, TAGGED_PREFIX } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
 import { type Ctx, definitionsMemo } from "./context.ts";
 
@@ -69,6 +69,28 @@ export function endReadBack(ctx: Ctx): void {
 export async function rowsById(ctx: Ctx, model: Model, ids: readonly unknown[]): Promise<Map<string, Row>> {
   const rows = await rowsWhereIn(ctx, model, "id", ids);
   return new Map(rows.map((r) => [r.id as string, r]));
+}
+
+/**
+ * The models that carry (or once carried) a tag, from the `inventory_meta` rows `tagged:<model>` (store/db.ts
+ * TAGGED_PREFIX), cached with the definitions: a model outside the set has no tags, so representing it
+ * needs no tag query. Undefined when the list is not known to be complete (a database not yet migrated).
+ */
+export async function taggedModels(ctx: Ctx): Promise<ReadonlySet<string> | undefined> {
+  const key = "taggedModels";
+  const memo = definitionsMemo(ctx);
+  if (memo.has(key)) return memo.get(key) as ReadonlySet<string> | undefined;
+  const rows = await ctx.db
+    .selectFrom("inventory_meta")
+    .select("key")
+    .where((eb: any) => eb.or([eb("key", "like", `${TAGGED_PREFIX}%`), eb("key", "=", TAGGED_COMPLETE)]))
+    .execute();
+  const keys = rows.map((r) => String(r.key));
+  const set = keys.includes(TAGGED_COMPLETE)
+    ? new Set(keys.filter((k) => k.startsWith(TAGGED_PREFIX)).map((k) => k.slice(TAGGED_PREFIX.length)))
+    : undefined;
+  memo.set(key, set);
+  return set;
 }
 
 /** Status rows (id → row), loaded once per request. */

@@ -12,7 +12,7 @@ import { sql } from "kysely";
 import { ipKey, parseCidr } from "../net/ip.ts";
 import type { Model } from "../registry/index.ts";
 import type { ValidateArgs } from "../registry/meta.ts";
-import { ADDRESS_SPACE_KEY, newDefinitionsToken } from "../store/db.ts";
+import { ADDRESS_SPACE_KEY, newDefinitionsToken, TAGGED_PREFIX } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
 import { storedTime } from "../store/values.ts";
 import { pathsAfterDelete, pathsAfterWrite } from "./cable-paths.ts";
@@ -43,6 +43,7 @@ import {
   rowsById,
   rowsWhereIn,
   statusesFor,
+  taggedModels,
   toRecord,
   toRecords,
 } from "./rows.ts";
@@ -80,7 +81,7 @@ function track(ctx: Ctx, change: PendingChange): void {
     definitionsChanged(ctx);
     ctx.memo.set(DEFINITIONS_WRITTEN, true);
   }
-  if (change.action !== "create" && SPACE_MODELS.has(change.model.key)) ctx.memo.set(SPACE_WRITTEN, true);
+  if (change.action === "delete" && SPACE_MODELS.has(change.model.key)) ctx.memo.set(SPACE_WRITTEN, true);
 }
 
 const DEFINITIONS_WRITTEN = "definitionsWritten";
@@ -228,6 +229,16 @@ async function writeRelations(
       .where("object_id", "=", id)
       .execute();
     if (tags.length) {
+      if (!(await taggedModels(ctx))?.has(model.key)) {
+        // The first tag on this model: every process must stop skipping its tag query (rows.ts taggedModels).
+        await ctx.db
+          .insertInto("inventory_meta")
+          .values({ key: `${TAGGED_PREFIX}${model.key}`, value: "1" })
+          .onConflict((oc) => oc.column("key").doNothing())
+          .execute();
+        definitionsChanged(ctx);
+        ctx.memo.set(DEFINITIONS_WRITTEN, true);
+      }
       await ctx.db
         .insertInto("extras_taggeditem")
         .values(tags.map((t) => ({ content_type: model.key, object_id: id, tag_id: t })))
@@ -365,6 +376,7 @@ export async function updateObject(
   // tables such as interfaces carry many indexes (bulk PATCH of 1,000 rows on a large table).
   for (const k of Object.keys(cols))
     if (k !== "last_updated" && sameValue(stored[k], cols[k])) delete cols[k];
+  if (SPACE_MODELS.get(model.key)?.some((c) => c in cols)) ctx.memo.set(SPACE_WRITTEN, true);
   if (Object.keys(cols).length) {
     if (locked) await ctx.store.dialect.queueWrite(ctx.db, { table: model.table, id, values: cols });
     else await ctx.db.updateTable(model.table).set(cols).where("id", "=", id).execute();

@@ -30,6 +30,14 @@ export const DEFINITIONS_KEY = "definitions";
 export const ADDRESS_SPACE_KEY = "address-space";
 
 /**
+ * `inventory_meta` rows `tagged:<model>`: the models that carry (or once carried) a tag, written by the
+ * transaction that tags the first object of a model and recomputed by migrations, read with the definitions
+ * (service/rows.ts `taggedModels`). TAGGED_COMPLETE marks the list as complete (a migrated database).
+ */
+export const TAGGED_PREFIX = "tagged:";
+export const TAGGED_COMPLETE = "tagged-models";
+
+/**
  * Rewrite a token row of `inventory_meta` (a new random value) in the caller's transaction: the definitions
  * token by default, so every process's cached definitions stop being used once it commits
  * (`Store.freshTokens`), or another `key` such as ADDRESS_SPACE_KEY.

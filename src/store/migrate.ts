@@ -12,7 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { type Kysely, sql } from "kysely";
 import { APP_LABELS, type Registry } from "../registry/index.ts";
-import { ADDRESS_SPACE_KEY, newDefinitionsToken, type Store } from "./db.ts";
+import { ADDRESS_SPACE_KEY, newDefinitionsToken, type Store, TAGGED_COMPLETE, TAGGED_PREFIX } from "./db.ts";
 import { createIndexSql, createTableSql, schemaFor } from "./ddl.ts";
 import { DEFAULT_STATUSES } from "./default-statuses.ts";
 import { lockWait, setLockWait } from "./sqlite-driver.ts";
@@ -87,6 +87,14 @@ async function migrateWith(store: Store, reg: Registry): Promise<number> {
     if (ddl) await sql.raw(ddl).execute(store.db);
   }
   await seed(store, reg);
+  // Which models carry tags (service/rows.ts taggedModels), recomputed from the tagged items; the marker row
+  // tells readers the list is complete.
+  await sql`INSERT INTO inventory_meta (key, value) SELECT DISTINCT ${TAGGED_PREFIX} || content_type, '1' FROM extras_taggeditem WHERE true ON CONFLICT (key) DO NOTHING`.execute(
+    store.db,
+  );
+  await sql`INSERT INTO inventory_meta (key, value) VALUES (${TAGGED_COMPLETE}, '1') ON CONFLICT (key) DO NOTHING`.execute(
+    store.db,
+  );
   // Seeds may have added statuses, and a new release may read definitions differently: cached ones go;
   // so do the allocation hints (rows edited by hand in SQL are taken into account after a migrate).
   await newDefinitionsToken(store.db);
