@@ -184,7 +184,12 @@ export async function openStore(url: string): Promise<Store> {
         const client = await pool.connect();
         if (!prepared.has(client)) {
           if (prepare) preparedStatements(client);
-          batches.set(client, batchedWrites(client));
+          const dropBegin = mergedBegin(client);
+          const dropWrites = batchedWrites(client);
+          batches.set(client, () => {
+            dropWrites();
+            dropBegin();
+          });
           prepared.add(client);
         }
         const release = client.release.bind(client);
@@ -268,6 +273,59 @@ export async function openStore(url: string): Promise<Store> {
 }
 
 type Query = (text: unknown, values?: unknown, cb?: unknown) => unknown;
+
+/** The text of a parameterised statement with its values written in as literals, or undefined if one cannot be. */
+function inlined(text: string, values: unknown): string | undefined {
+  if (!Array.isArray(values) || values.length === 0) return text;
+  const literals: string[] = [];
+  for (const v of values) {
+    if (v === null || v === undefined) literals.push("NULL");
+    else if (typeof v === "boolean") literals.push(v ? "'true'" : "'false'");
+    else if (typeof v === "number" && Number.isFinite(v)) literals.push(`'${v}'`);
+    // A NUL would end the statement text early (the simple protocol sends C strings).
+    else if (typeof v === "string" && !v.includes("\u0000")) literals.push(pg.escapeLiteral(v));
+    else return undefined;
+  }
+  return text.replace(/\$(\d+)(?!\d)/g, (m, n: string) => literals[Number(n) - 1] ?? m);
+}
+
+const FAKE = (command: string) => ({ command, rowCount: null, rows: [], fields: [] });
+
+/**
+ * BEGIN sent with the transaction's first statement, one round trip instead of two: the BEGIN is held back
+ * and goes out with the next statement as one simple-protocol query (`BEGIN; <statement>`, its parameters
+ * written in as quoted literals, which PostgreSQL types from their context exactly as untyped parameters).
+ * A statement whose values cannot be written so (arrays, objects, text with NUL) gets its own BEGIN first;
+ * a transaction ended before any statement sends nothing.
+ * @returns a function dropping a held-back BEGIN (the client goes back to the pool).
+ */
+function mergedBegin(client: pg.PoolClient): () => void {
+  const query = client.query.bind(client) as Query;
+  let held: string | undefined;
+  (client as unknown as { query: Query }).query = (text, values, cb) => {
+    if (typeof text === "string" && /^\s*(begin|start transaction)\b/i.test(text) && !cb) {
+      held = text;
+      return Promise.resolve(FAKE("BEGIN"));
+    }
+    if (held === undefined) return cb ? query(text, values, cb) : query(text, values);
+    const begin = held;
+    held = undefined;
+    if (cb || typeof text !== "string") {
+      (query(begin) as Promise<unknown>).catch(() => {}); // queued ahead of the statement by the driver
+      return cb ? query(text, values, cb) : query(text, values);
+    }
+    const end = /^\s*(commit|rollback)\b/i.exec(text);
+    if (end) return Promise.resolve(FAKE(end[1]!.toUpperCase()));
+    const statement = inlined(text, values);
+    if (statement === undefined) return (query(begin) as Promise<unknown>).then(() => query(text, values));
+    return (query(`${begin}; ${statement}`) as Promise<unknown>).then((r) =>
+      Array.isArray(r) ? r.at(-1) : r,
+    );
+  };
+  return () => {
+    held = undefined;
+  };
+}
 
 /**
  * Queued writes on a pooled client (dialect.ts `queueWrite`): a statement with the `QUEUED_WRITE` text is

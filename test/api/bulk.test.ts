@@ -126,6 +126,49 @@ describe("bulk operations", () => {
     assert.equal(oc.body.results[0].object_data.description, "second");
   });
 
+  it("text of every kind is stored exactly, one by one and in bulk", async () => {
+    // PostgreSQL sends a transaction's first statement with BEGIN, its values written in as literals, and
+    // bulk rows as JSON: quotes, backslashes, placeholders-lookalikes and non-ASCII must come back unchanged.
+    const texts = [
+      "it's",
+      "back\\slash \\' E'x'",
+      "$1 $2::text $$ $10",
+      "'; DROP TABLE tenancy_tenant; --",
+      "línea\nnueva\ttab — ünïcödé 🛰️",
+      '"double" \\u0000 literally',
+    ];
+    const one: string[] = [];
+    for (const [i, t] of texts.entries()) {
+      const r = await s.api("/api/tenancy/tenants/", {
+        method: "POST",
+        // The name is the first value sent (the uniqueness check), so it is the one written in as a literal.
+        body: { name: `${t} #${i}`, description: t, comments: t },
+      });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      one.push(r.body.id as string);
+    }
+    const bulk = await s.api("/api/tenancy/tenants/", {
+      method: "POST",
+      body: texts.map((t, i) => ({ name: `txt-bulk-${i}`, description: t })),
+    });
+    assert.equal(bulk.status, 201, JSON.stringify(bulk.body));
+    const patched = await s.api("/api/tenancy/tenants/", {
+      method: "PATCH",
+      body: one.map((id, i) => ({ id, comments: texts[texts.length - 1 - i] })),
+    });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    for (const [i, t] of texts.entries()) {
+      const a = (await s.api(`/api/tenancy/tenants/${one[i]}/`)).body;
+      assert.equal(a.name, `${t} #${i}`);
+      assert.equal(a.description, t);
+      assert.equal(a.comments, texts[texts.length - 1 - i]);
+      const b = (await s.api(`/api/tenancy/tenants/${bulk.body[i].id}/`)).body;
+      assert.equal(b.description, t);
+    }
+    const again = await s.api("/api/tenancy/tenants/", { method: "POST", body: { name: `${texts[3]} #3` } });
+    assert.equal(again.status, 400, "the uniqueness check found the stored name");
+  });
+
   it("bulk DELETE is all or none; a dependent object makes it a 409 naming it; one event per object", async () => {
     const tenants = (
       await s.api("/api/tenancy/tenants/", { method: "POST", body: [{ name: "d1" }, { name: "d2" }] })
