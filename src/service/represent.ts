@@ -16,7 +16,15 @@ import { joinTable } from "../store/ddl.ts";
 import { loadComputed } from "./computed.ts";
 import type { Ctx } from "./context.ts";
 import { computedFieldsFor, relationshipsFor } from "./object-extras.ts";
-import { chunks, customFieldsFor, type Row, rowsById, statusesById, taggedModels } from "./rows.ts";
+import {
+  chunks,
+  customFieldsFor,
+  type Row,
+  readBackMemo,
+  rowsById,
+  statusesById,
+  taggedModels,
+} from "./rows.ts";
 
 /** `full`, `nested`, or an explicit list of fields (slim serializers such as circuit terminations). */
 export type Mode = "full" | "nested" | { fields: readonly string[] };
@@ -257,6 +265,14 @@ export async function represent(
       }
       gfkMaps.set(name, out);
     } else if (fd.kind === "count") {
+      // A write's response and its change-log snapshot count the same rows: counted once (rows.ts readBackMemo).
+      const phase = readBackMemo(ctx);
+      const memoKey = `count|${model.key}|${name}|${[...ids].sort().join(",")}`;
+      const kept = phase?.get(memoKey) as Map<string, number> | undefined;
+      if (kept) {
+        countMaps.set(name, kept);
+        continue;
+      }
       const src = ctx.reg.get(fd.model);
       const via = src.fields[fd.via];
       const counts = new Map<string, number>();
@@ -293,6 +309,7 @@ export async function represent(
         await addTreeCounts(ctx, model, counts, src, fd.via);
       }
       countMaps.set(name, counts);
+      phase?.set(memoKey, counts);
     } else if (fd.kind === "computed") {
       if (fd.loader === "config_context" && opts.excludeConfigContext) continue;
       computed.set(name, await loadComputed(ctx, model, rows, name, fd, mode));

@@ -27,9 +27,9 @@ export async function rowsWhereIn(
 ): Promise<Row[]> {
   const uniq = [...new Set(values.filter((v) => v !== null && v !== undefined))];
   if (!uniq.length) return [];
-  const phase = ctx.memo.get(READ_BACK) as Map<string, Row[]> | undefined;
+  const phase = readBackMemo(ctx);
   const key = phase ? `${model.table}|${column}|${uniq.map(String).sort().join(",")}` : "";
-  const kept = phase?.get(key);
+  const kept = phase?.get(key) as Row[] | undefined;
   if (kept) return kept;
   const out: Row[] = [];
   const d = ctx.store.dialect;
@@ -58,6 +58,14 @@ const READ_BACK = "readBack";
  */
 export function beginReadBack(ctx: Ctx): void {
   if (ctx.db !== ctx.store.db) ctx.memo.set(READ_BACK, new Map());
+}
+
+/**
+ * The read-back phase's memo (query key → result), or undefined outside the phase: for reads that give the
+ * same answer whatever the base URL (rows, counts), keyed by the caller.
+ */
+export function readBackMemo(ctx: Ctx): Map<string, unknown> | undefined {
+  return ctx.memo.get(READ_BACK) as Map<string, unknown> | undefined;
 }
 
 /** End the read-back phase: a write follows, so nothing read before it may be reused. */

@@ -329,45 +329,19 @@ function mergedBegin(client: pg.PoolClient): () => void {
 
 /**
  * Queued writes on a pooled client (dialect.ts `queueWrite`): a statement with the `QUEUED_WRITE` text is
- * not sent but kept; before the client's next statement the kept writes are sent in order, each run of
- * consecutive writes to the same table with the same columns as one statement that reads its rows from one
- * JSON parameter typed by the table's row type (`json_populate_recordset`):
- * `INSERT INTO t (cols) SELECT cols FROM …` or `UPDATE t SET col = v.col … FROM … v WHERE t.id = v.id`
- * (a run of updates is cut where an id repeats, so the later update of a row still wins). A failed send
- * fails the statement that triggered it; ROLLBACK drops what is kept and always runs.
+ * not sent but kept; the kept writes go out in order with the client's next statement, in the same
+ * simple-protocol query when that statement's values can be written in as literals (one round trip), each run
+ * of consecutive writes to the same table with the same columns as one statement reading its rows from a
+ * JSON literal typed by the table's row type (`writeStatements`, `json_populate_recordset`):
+ * `INSERT INTO t (cols) SELECT cols FROM …` or `UPDATE t SET col = v.col … FROM … v WHERE t.id = v.id`.
+ * A failed write fails the statement that triggered it; ROLLBACK drops what is kept and always runs.
  * @returns a function dropping the kept writes (the client goes back to the pool).
  */
 function batchedWrites(client: pg.PoolClient): () => void {
   const query = client.query.bind(client) as Query;
   let kept: RowWrite[] = [];
   let sending: Promise<unknown> | undefined;
-  const send = async (writes: RowWrite[]) => {
-    let i = 0;
-    while (i < writes.length) {
-      const first = writes[i]!;
-      const cols = Object.keys(first.values);
-      const shape = `${first.id === undefined}|${first.table}|${cols.join(",")}`;
-      const run: Array<Record<string, unknown>> = [];
-      const ids = new Set<string>();
-      for (; i < writes.length; i++) {
-        const w = writes[i]!;
-        if (`${w.id === undefined}|${w.table}|${Object.keys(w.values).join(",")}` !== shape) break;
-        if (w.id !== undefined) {
-          if (ids.has(w.id)) break;
-          ids.add(w.id);
-        }
-        run.push(w.id === undefined ? w.values : { ...w.values, id: w.id });
-      }
-      const t = quoteId(first.table);
-      const rows = `json_populate_recordset(NULL::${t}, $1::json)`;
-      const list = cols.map(quoteId);
-      const text =
-        first.id === undefined
-          ? `INSERT INTO ${t} (${list.join(", ")}) SELECT ${list.join(", ")} FROM ${rows}`
-          : `UPDATE ${t} AS x SET ${list.map((c) => `${c} = v.${c}`).join(", ")} FROM ${rows} AS v WHERE x."id" = v."id"`;
-      await query(text, [JSON.stringify(run)]);
-    }
-  };
+  const last = (r: unknown) => (Array.isArray(r) ? r.at(-1) : r);
   (client as unknown as { query: Query }).query = (text, values, cb) => {
     if (text === QUEUED_WRITE) {
       kept.push(JSON.parse((values as string[])[0]!) as RowWrite);
@@ -376,8 +350,12 @@ function batchedWrites(client: pg.PoolClient): () => void {
     const rollback = typeof text === "string" && /^\s*rollback/i.test(text);
     if (rollback) kept = [];
     if (kept.length) {
-      const p = send(kept);
+      const writes = writeStatements(kept).join("; ");
       kept = [];
+      // The writes and the statement that follows them in one round trip, when its values can be inlined.
+      const statement = !sending && !cb && typeof text === "string" ? inlined(text, values) : undefined;
+      if (statement !== undefined) return (query(`${writes}; ${statement}`) as Promise<unknown>).then(last);
+      const p = (sending ?? Promise.resolve()).then(() => query(writes));
       sending = p;
       const done = () => {
         if (sending === p) sending = undefined;
@@ -397,6 +375,42 @@ function batchedWrites(client: pg.PoolClient): () => void {
   return () => {
     kept = [];
   };
+}
+
+/**
+ * The statements that write `writes` in order: each run of consecutive writes to the same table with the
+ * same columns is one statement reading its rows from a JSON literal typed by the table's row type (a run of
+ * updates is cut where an id repeats, so the later update of a row still wins).
+ */
+function writeStatements(writes: readonly RowWrite[]): string[] {
+  const out: string[] = [];
+  let i = 0;
+  while (i < writes.length) {
+    const first = writes[i]!;
+    const cols = Object.keys(first.values);
+    const shape = `${first.id === undefined}|${first.table}|${cols.join(",")}`;
+    const run: Array<Record<string, unknown>> = [];
+    const ids = new Set<string>();
+    for (; i < writes.length; i++) {
+      const w = writes[i]!;
+      if (`${w.id === undefined}|${w.table}|${Object.keys(w.values).join(",")}` !== shape) break;
+      if (w.id !== undefined) {
+        if (ids.has(w.id)) break;
+        ids.add(w.id);
+      }
+      run.push(w.id === undefined ? w.values : { ...w.values, id: w.id });
+    }
+    const t = quoteId(first.table);
+    // JSON.stringify escapes control characters, so the literal never holds a NUL.
+    const rows = `json_populate_recordset(NULL::${t}, ${pg.escapeLiteral(JSON.stringify(run))}::json)`;
+    const list = cols.map(quoteId);
+    out.push(
+      first.id === undefined
+        ? `INSERT INTO ${t} (${list.join(", ")}) SELECT ${list.join(", ")} FROM ${rows}`
+        : `UPDATE ${t} AS x SET ${list.map((c) => `${c} = v.${c}`).join(", ")} FROM ${rows} AS v WHERE x."id" = v."id"`,
+    );
+  }
+  return out;
 }
 
 /**
