@@ -391,7 +391,8 @@ for (const n of String(args.processes)
   await new Promise((r) => multi.once("exit", r));
 }
 
-// 5. Bulk writes: one request each, timed (issue 5): 1,000 IP addresses created, 1,000 interfaces patched.
+// 5. Bulk writes: one request each, timed (issue 5): 1,000 IP addresses and 1,000 tenants created, 1,000
+// interfaces patched.
 const bulkResults: Array<{ scenario: string; seconds: number; rowsPerSec: number; status: number }> = [];
 const timed = async (scenario: string, method: string, path: string, body: unknown, rows: number) => {
   const t0 = performance.now();
@@ -410,6 +411,14 @@ if (!args["only-webhooks"]) {
       address: `100.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}/10`,
       status: "active",
     })),
+    1000,
+  );
+  // A model with uniqueness checks (name and slug): every item reads before it writes.
+  await timed(
+    "bulk POST 1,000 tenants (uniqueness checks)",
+    "POST",
+    "/api/tenancy/tenants/",
+    Array.from({ length: 1000 }, (_, i) => ({ name: `bench tenant ${i}` })),
     1000,
   );
   await timed(
