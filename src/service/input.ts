@@ -20,6 +20,11 @@ export interface ParsedWrite {
   /** Tag ids when `tags` was sent. */
   tags: string[] | undefined;
   errors: ErrorBag;
+  /**
+   * Unique fields whose value was generated here and found free in this transaction (an omitted slug), so
+   * the uniqueness check need not look again.
+   */
+  generatedUnique?: Set<string>;
 }
 
 const pyRepr = (o: Record<string, unknown>): string =>
@@ -616,6 +621,7 @@ export async function parseWrite(
     if (v !== undefined) record[name] = v;
   }
   // Slugs generated from their source field when omitted (AutoSlugField).
+  const generatedUnique = new Set<string>();
   for (const [name, fd] of model.fieldList) {
     if (fd.kind !== "slug" || touched.has(name) || before?.[name]) continue;
     const src = fd.from ? record[fd.from] : undefined;
@@ -640,7 +646,10 @@ export async function parseWrite(
           .select("id")
           .where(name, "=", candidate)
           .executeTakeFirst();
-        if (!clash) break;
+        if (!clash) {
+          generatedUnique.add(name);
+          break;
+        }
         candidate = `${base}${fd.underscore ? "_" : "-"}${n}`;
       }
     }
@@ -707,5 +716,5 @@ export async function parseWrite(
     record.custom_fields = current;
   }
   if (model.key === "users.token" && !before && !record.key) record.key = randomBytes(20).toString("hex");
-  return { record, touched, tags, errors };
+  return { record, touched, tags, errors, generatedUnique };
 }

@@ -4,6 +4,7 @@
  * the unique indexes of store/ddl.ts catch what concurrent writers slip past the checks — back to exactly
  * the same 400.
  */
+import { type SelectQueryBuilder, sql } from "kysely";
 import type { Model, Registry } from "../registry/index.ts";
 import type { UniqueTogether } from "../registry/meta.ts";
 import { uniqueIndexFor } from "../store/ddl.ts";
@@ -27,18 +28,26 @@ export async function checkUnique(
    * (the stored row already satisfies it, and the database's unique index guards the rest).
    */
   before?: Row,
+  /** Unique fields whose value was generated and found free in this transaction (input.ts `generatedUnique`). */
+  generated?: ReadonlySet<string>,
 ): Promise<void> {
   const kept = (fields: readonly string[]) =>
     before !== undefined && fields.every((f) => sameScalar(rec[f], before[f]));
+  // Every rule to check becomes one SELECT; they go to the database as one statement (UNION ALL).
+  const checks: Array<{ q: SelectQueryBuilder<any, any, any>; key: string; message: string }> = [];
+  const probe = (i: number) => ctx.db.selectFrom(model.table).select(sql<number>`${sql.lit(i)}`.as("r"));
   for (const [name, fd] of model.fieldList) {
     if (!("unique" in fd) || !fd.unique) continue;
-    if (kept([name])) continue;
+    if (kept([name]) || generated?.has(name)) continue;
     const v = rec[name];
     if (v === null || v === undefined || v === "") continue;
-    let q = ctx.db.selectFrom(model.table).select("id").where(columnOf(model, name), "=", v);
+    let q = probe(checks.length).where(columnOf(model, name), "=", v);
     if (selfId) q = q.where("id", "!=", selfId);
-    if (await q.executeTakeFirst())
-      errors.add(name, `${model.verbose} with this ${verboseField(name)} already exists.`);
+    checks.push({
+      q,
+      key: name,
+      message: `${model.verbose} with this ${verboseField(name)} already exists.`,
+    });
   }
   for (const u of model.uniqueTogether ?? []) {
     if ((u.whereNull ?? []).some((f) => rec[f] !== null && rec[f] !== undefined)) continue;
@@ -51,7 +60,7 @@ export async function checkUnique(
       )
     )
       continue;
-    let q = ctx.db.selectFrom(model.table).select("id");
+    let q = probe(checks.length);
     u.fields.forEach((f, i) => {
       const v = values[i];
       q =
@@ -61,11 +70,16 @@ export async function checkUnique(
     });
     for (const f of u.whereNull ?? []) q = q.where(columnOf(model, f), "is", null);
     if (selfId) q = q.where("id", "!=", selfId);
-    if (await q.executeTakeFirst()) {
-      const [key, message] = togetherError(u);
-      errors.add(key, message);
-    }
+    const [key, message] = togetherError(u);
+    checks.push({ q, key, message });
   }
+  if (!checks.length) return;
+  let all = checks[0]!.q;
+  for (const c of checks.slice(1)) all = all.unionAll(c.q);
+  const hit = new Set((await all.execute()).map((r: { r: unknown }) => Number(r.r)));
+  checks.forEach((c, i) => {
+    if (hit.has(i)) errors.add(c.key, c.message);
+  });
 }
 
 /** Two record values are the same scalar (null and undefined alike); lists and objects never are. */

@@ -273,7 +273,8 @@ export async function createObject(
   const parsed = await parseWrite(ctx, model, body, undefined, false);
   const { record, errors } = parsed;
   const relChanges = await parseRelationships(ctx, model, relationshipsIn(body), errors);
-  if (!errors.has()) await checkUnique(ctx, model, record, undefined, errors);
+  if (!errors.has())
+    await checkUnique(ctx, model, record, undefined, errors, undefined, parsed.generatedUnique);
   if (!errors.has()) await runValidate(ctx, model, record, undefined, errors);
   await runServiceValidate(ctx, model, record, errors);
   errors.throwIfAny();
@@ -347,7 +348,7 @@ export async function updateObject(
   const parsed = await parseWrite(ctx, model, body, before, partial);
   const { record, errors } = parsed;
   const relChanges = await parseRelationships(ctx, model, relationshipsIn(body), errors);
-  if (!errors.has()) await checkUnique(ctx, model, record, id, errors, before);
+  if (!errors.has()) await checkUnique(ctx, model, record, id, errors, before, parsed.generatedUnique);
   if (!errors.has()) await runValidate(ctx, model, record, before, errors);
   await runServiceValidate(ctx, model, record, errors);
   errors.throwIfAny();
