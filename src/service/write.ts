@@ -12,7 +12,7 @@ import { sql } from "kysely";
 import { ipKey, parseCidr } from "../net/ip.ts";
 import type { Model } from "../registry/index.ts";
 import type { ValidateArgs } from "../registry/meta.ts";
-import { ADDRESS_SPACE_KEY, newDefinitionsToken, TAGGED_PREFIX } from "../store/db.ts";
+import { ADDRESS_SPACE_KEY, newDefinitionsToken, newToken, TAGGED_PREFIX } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
 import { storedTime } from "../store/values.ts";
 import { pathsAfterDelete, pathsAfterWrite } from "./cable-paths.ts";
@@ -577,7 +577,7 @@ export async function flushChanges(ctx: Ctx): Promise<void> {
   }
   if (ctx.memo.get(SPACE_WRITTEN)) {
     ctx.memo.delete(SPACE_WRITTEN);
-    await newDefinitionsToken(ctx.db, ADDRESS_SPACE_KEY);
+    await newToken(ctx.db, ADDRESS_SPACE_KEY);
   }
   if (!list.length || !ctx.settings.changelog) return;
   const oc = ctx.reg.get("extras.objectchange");

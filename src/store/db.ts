@@ -38,11 +38,15 @@ export const TAGGED_PREFIX = "tagged:";
 export const TAGGED_COMPLETE = "tagged-models";
 
 /**
- * Rewrite a token row of `inventory_meta` (a new random value) in the caller's transaction: the definitions
- * token by default, so every process's cached definitions stop being used once it commits
- * (`Store.freshTokens`), or another `key` such as ADDRESS_SPACE_KEY.
+ * Rewrite the definitions token (a new random value) in the caller's transaction: every process's cached
+ * definitions stop being used once it commits (`Store.freshTokens`).
  */
-export async function newDefinitionsToken(db: Db, key: string = DEFINITIONS_KEY): Promise<void> {
+export async function newDefinitionsToken(db: Db): Promise<void> {
+  await newToken(db, DEFINITIONS_KEY);
+}
+
+/** Rewrite the token row `key` of `inventory_meta` (a new random value) in the caller's transaction. */
+export async function newToken(db: Db, key: string): Promise<void> {
   await db
     .insertInto("inventory_meta")
     .values({ key, value: randomUUID() })
@@ -175,26 +179,25 @@ export async function openStore(url: string): Promise<Store> {
       throw new StoreOpenError(`cannot connect to PostgreSQL at ${host}: ${(e as Error).message}`);
     }
     const broken = new WeakSet<pg.PoolClient>();
-    const prepared = new WeakSet<pg.PoolClient>();
-    const batches = new WeakMap<pg.PoolClient, () => void>();
+    /** Clients already wrapped, with the function dropping what their wrappers hold back. */
+    const wrapped = new WeakMap<pg.PoolClient, () => void>();
     const prepare = process.env.INVENTORY_PG_PREPARE !== "0";
     /** The pool as Kysely sees it: a released client that lost its connection is destroyed. */
     const guarded = {
       async connect() {
         const client = await pool.connect();
-        if (!prepared.has(client)) {
+        if (!wrapped.has(client)) {
           if (prepare) preparedStatements(client);
           const dropBegin = mergedBegin(client);
           const dropWrites = batchedWrites(client);
-          batches.set(client, () => {
+          wrapped.set(client, () => {
             dropWrites();
             dropBegin();
           });
-          prepared.add(client);
         }
         const release = client.release.bind(client);
         client.release = (err?: Error | boolean) => {
-          batches.get(client)?.(); // writes queued by a transaction that never ended are dropped
+          wrapped.get(client)?.(); // what a transaction that never ended held back is dropped
           return release(err ?? (broken.has(client) ? true : undefined));
         };
         return client;
@@ -289,7 +292,10 @@ function inlined(text: string, values: unknown): string | undefined {
   return text.replace(/\$(\d+)(?!\d)/g, (m, n: string) => literals[Number(n) - 1] ?? m);
 }
 
+/** A result for a statement answered without the database. */
 const FAKE = (command: string) => ({ command, rowCount: null, rows: [], fields: [] });
+/** The result of a simple-protocol query: the last statement's (the driver gives one per statement). */
+const lastResult = (r: unknown) => (Array.isArray(r) ? r.at(-1) : r);
 
 /**
  * BEGIN sent with the transaction's first statement, one round trip instead of two: the BEGIN is held back
@@ -318,9 +324,7 @@ function mergedBegin(client: pg.PoolClient): () => void {
     if (end) return Promise.resolve(FAKE(end[1]!.toUpperCase()));
     const statement = inlined(text, values);
     if (statement === undefined) return (query(begin) as Promise<unknown>).then(() => query(text, values));
-    return (query(`${begin}; ${statement}`) as Promise<unknown>).then((r) =>
-      Array.isArray(r) ? r.at(-1) : r,
-    );
+    return (query(`${begin}; ${statement}`) as Promise<unknown>).then(lastResult);
   };
   return () => {
     held = undefined;
@@ -341,11 +345,10 @@ function batchedWrites(client: pg.PoolClient): () => void {
   const query = client.query.bind(client) as Query;
   let kept: RowWrite[] = [];
   let sending: Promise<unknown> | undefined;
-  const last = (r: unknown) => (Array.isArray(r) ? r.at(-1) : r);
   (client as unknown as { query: Query }).query = (text, values, cb) => {
     if (text === QUEUED_WRITE) {
-      kept.push(JSON.parse((values as string[])[0]!) as RowWrite);
-      return Promise.resolve({ command: "SELECT", rowCount: 0, rows: [], fields: [] });
+      kept.push((values as RowWrite[])[0]!);
+      return Promise.resolve(FAKE("SELECT"));
     }
     const rollback = typeof text === "string" && /^\s*rollback/i.test(text);
     if (rollback) kept = [];
@@ -354,7 +357,8 @@ function batchedWrites(client: pg.PoolClient): () => void {
       kept = [];
       // The writes and the statement that follows them in one round trip, when its values can be inlined.
       const statement = !sending && !cb && typeof text === "string" ? inlined(text, values) : undefined;
-      if (statement !== undefined) return (query(`${writes}; ${statement}`) as Promise<unknown>).then(last);
+      if (statement !== undefined)
+        return (query(`${writes}; ${statement}`) as Promise<unknown>).then(lastResult);
       const p = (sending ?? Promise.resolve()).then(() => query(writes));
       sending = p;
       const done = () => {

@@ -12,7 +12,7 @@ export interface RowWrite {
   id?: string;
 }
 
-/** The text that marks a queued write for the PostgreSQL connection wrapper (db.ts); its one parameter is the JSON of a `RowWrite`. */
+/** The text that marks a queued write for the PostgreSQL connection wrapper (db.ts); its one parameter is the `RowWrite`. */
 export const QUEUED_WRITE = "/*inventory:queued-write*/ SELECT $1";
 
 /** Write a row now, with Kysely. */
@@ -188,7 +188,8 @@ export const postgresDialect: Dialect = {
   async queueWrite(db, w) {
     // Outside a transaction the next statement may run on another pooled connection: write now.
     if (!db.isTransaction || !jsonSafe(w.values)) return writeNow(db, w);
-    await db.executeQuery(CompiledQuery.raw(QUEUED_WRITE, [JSON.stringify(w)]));
+    // The write itself is the parameter (a copy: the caller may reuse its objects); it never reaches the driver.
+    await db.executeQuery(CompiledQuery.raw(QUEUED_WRITE, [{ ...w, values: { ...w.values } }]));
   },
   async claim(db, keys, want) {
     if (!keys.length || want <= 0) return [];

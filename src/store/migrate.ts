@@ -12,7 +12,14 @@
 import { randomUUID } from "node:crypto";
 import { type Kysely, sql } from "kysely";
 import { APP_LABELS, type Registry } from "../registry/index.ts";
-import { ADDRESS_SPACE_KEY, newDefinitionsToken, type Store, TAGGED_COMPLETE, TAGGED_PREFIX } from "./db.ts";
+import {
+  ADDRESS_SPACE_KEY,
+  newDefinitionsToken,
+  newToken,
+  type Store,
+  TAGGED_COMPLETE,
+  TAGGED_PREFIX,
+} from "./db.ts";
 import { createIndexSql, createTableSql, schemaFor } from "./ddl.ts";
 import { DEFAULT_STATUSES } from "./default-statuses.ts";
 import { lockWait, setLockWait } from "./sqlite-driver.ts";
@@ -98,7 +105,7 @@ async function migrateWith(store: Store, reg: Registry): Promise<number> {
   // Seeds may have added statuses, and a new release may read definitions differently: cached ones go;
   // so do the allocation hints (rows edited by hand in SQL are taken into account after a migrate).
   await newDefinitionsToken(store.db);
-  await newDefinitionsToken(store.db, ADDRESS_SPACE_KEY);
+  await newToken(store.db, ADDRESS_SPACE_KEY);
   return n;
 }
 
