@@ -83,6 +83,9 @@ function inScope<Q extends { where: (...a: any[]) => Q }>(q: Q, p: Parent): Q {
   return p.vrfId === null ? q.where("vrf_id", "is", null) : q.where("vrf_id", "=", p.vrfId);
 }
 
+/** Ascending order of addresses (bigint: `a - b` is not a sort comparator's number). */
+const byValue = (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0);
+
 /** First and last address that may be handed out: IPv4 shorter than /31 and not a pool loses both ends. */
 function usable(p: Parent): [bigint, bigint] {
   if (p.family === 4 && !p.isPool && p.length < 31) return [p.start + 1n, p.end - 1n];
@@ -115,27 +118,35 @@ async function takenFrom(
   from: bigint,
   hi: bigint,
 ): Promise<{ taken: bigint[]; space: string | null }> {
-  const scope = p.anyVrf
-    ? sql``
-    : p.vrfId === null
-      ? sql` AND vrf_id IS NULL`
-      : sql` AND vrf_id = ${p.vrfId}`;
-  const r = await sql<{ h: string | null; s: string | null }>`
-    SELECT h, NULL AS s FROM (
-      SELECT DISTINCT address_host AS h FROM ipam_ipaddress
-      WHERE address_family = ${p.family} AND address_host >= ${ipKey(p.family, from > hi ? hi : from)}
-        AND address_host <= ${ipKey(p.family, hi)}${scope}
-      ORDER BY address_host LIMIT ${HOST_BATCH}) AS taken
-    UNION ALL SELECT NULL AS h, value AS s FROM inventory_meta WHERE key = ${ADDRESS_SPACE_KEY}`.execute(
-    ctx.db,
-  );
+  const hosts = inScope(
+    ctx.db
+      .selectFrom("ipam_ipaddress")
+      .select("address_host as h")
+      .distinct()
+      .where("address_family", "=", p.family)
+      .where("address_host", ">=", ipKey(p.family, from > hi ? hi : from))
+      .where("address_host", "<=", ipKey(p.family, hi)),
+    p,
+  )
+    .orderBy("address_host")
+    .limit(HOST_BATCH);
+  const rows: Array<{ h: string | null; s: unknown }> = await ctx.db
+    .selectFrom(hosts.as("taken"))
+    .select(["h", sql<null>`NULL`.as("s")])
+    .unionAll(
+      ctx.db
+        .selectFrom("inventory_meta")
+        .select([sql<null>`NULL`.as("h"), "value as s"])
+        .where("key", "=", ADDRESS_SPACE_KEY),
+    )
+    .execute();
   const taken: bigint[] = [];
   let space: string | null = null;
-  for (const row of r.rows) {
+  for (const row of rows) {
     if (row.h !== null) taken.push(BigInt(`0x${row.h}`));
     else space = row.s === null ? null : String(row.s);
   }
-  return { taken: taken.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)), space };
+  return { taken: taken.sort(byValue), space };
 }
 
 /**
@@ -219,7 +230,7 @@ async function claimFreeHosts(ctx: Ctx, p: Parent, want: number): Promise<bigint
     for (const v of claimed) if (!taken.has(ipKey(p.family, v))) chosen.push(v);
   }
   await hosts.return(undefined);
-  return chosen.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return chosen.sort(byValue);
 }
 
 /** How many addresses of the parent are free (for the "insufficient" message). */

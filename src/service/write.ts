@@ -12,7 +12,7 @@ import { sql } from "kysely";
 import { ipKey, parseCidr } from "../net/ip.ts";
 import type { Model } from "../registry/index.ts";
 import type { ValidateArgs } from "../registry/meta.ts";
-import { ADDRESS_SPACE_KEY, newDefinitionsToken, newToken, TAGGED_PREFIX } from "../store/db.ts";
+import { ADDRESS_SPACE_KEY, DEFINITIONS_KEY, newToken, TAGGED_PREFIX } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
 import { storedTime } from "../store/values.ts";
 import { pathsAfterDelete, pathsAfterWrite } from "./cable-paths.ts";
@@ -72,20 +72,32 @@ function pending(ctx: Ctx): PendingChange[] {
 
 /**
  * Note a change for the change log. A change of a definition (context.ts DEFINITION_MODELS) also makes the
- * rest of the request read definitions afresh, and its commit rewrites the definitions token (flushChanges).
+ * rest of the request read definitions afresh, and its commit rewrites the definitions token; a delete of a
+ * SPACE_MODELS row rewrites the address-space token (flushChanges).
  */
 function track(ctx: Ctx, change: PendingChange): void {
   pending(ctx).push(change);
   endReadBack(ctx);
-  if (DEFINITION_MODELS.has(change.model.key)) {
-    definitionsChanged(ctx);
-    ctx.memo.set(DEFINITIONS_WRITTEN, true);
-  }
-  if (change.action === "delete" && SPACE_MODELS.has(change.model.key)) ctx.memo.set(SPACE_WRITTEN, true);
+  if (DEFINITION_MODELS.has(change.model.key)) definitionWritten(ctx);
+  if (change.action === "delete" && SPACE_MODELS.has(change.model.key))
+    rewriteAtCommit(ctx, ADDRESS_SPACE_KEY);
 }
 
-const DEFINITIONS_WRITTEN = "definitionsWritten";
-const SPACE_WRITTEN = "spaceWritten";
+/** Memo of the `inventory_meta` token rows this transaction rewrites when its changes are flushed. */
+const TOKENS_TO_REWRITE = "tokensToRewrite";
+
+/** Rewrite the token row `key` when this transaction's changes are flushed (once, however often asked). */
+function rewriteAtCommit(ctx: Ctx, key: string): void {
+  const keys = (ctx.memo.get(TOKENS_TO_REWRITE) as Set<string> | undefined) ?? new Set<string>();
+  keys.add(key);
+  ctx.memo.set(TOKENS_TO_REWRITE, keys);
+}
+
+/** A definition changed: the rest of the request reads definitions afresh, and its commit rewrites their token. */
+function definitionWritten(ctx: Ctx): void {
+  definitionsChanged(ctx);
+  rewriteAtCommit(ctx, DEFINITIONS_KEY);
+}
 /**
  * The rows of `ids` as the request's writes left them, in the order of `ids` (missing ids skipped), read to
  * render a write's response inside its transaction. This starts the read-back phase (rows.ts
@@ -236,8 +248,7 @@ async function writeRelations(
           .values({ key: `${TAGGED_PREFIX}${model.key}`, value: "1" })
           .onConflict((oc) => oc.column("key").doNothing())
           .execute();
-        definitionsChanged(ctx);
-        ctx.memo.set(DEFINITIONS_WRITTEN, true);
+        definitionWritten(ctx);
       }
       await ctx.db
         .insertInto("extras_taggeditem")
@@ -377,7 +388,7 @@ export async function updateObject(
   // tables such as interfaces carry many indexes (bulk PATCH of 1,000 rows on a large table).
   for (const k of Object.keys(cols))
     if (k !== "last_updated" && sameValue(stored[k], cols[k])) delete cols[k];
-  if (SPACE_MODELS.get(model.key)?.some((c) => c in cols)) ctx.memo.set(SPACE_WRITTEN, true);
+  if (SPACE_MODELS.get(model.key)?.some((c) => c in cols)) rewriteAtCommit(ctx, ADDRESS_SPACE_KEY);
   if (Object.keys(cols).length) {
     if (locked) await ctx.store.dialect.queueWrite(ctx.db, { table: model.table, id, values: cols });
     else await ctx.db.updateTable(model.table).set(cols).where("id", "=", id).execute();
@@ -571,14 +582,9 @@ export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Prom
 export async function flushChanges(ctx: Ctx): Promise<void> {
   const list = pending(ctx);
   ctx.memo.delete(pendingKey);
-  if (ctx.memo.get(DEFINITIONS_WRITTEN)) {
-    ctx.memo.delete(DEFINITIONS_WRITTEN);
-    await newDefinitionsToken(ctx.db);
-  }
-  if (ctx.memo.get(SPACE_WRITTEN)) {
-    ctx.memo.delete(SPACE_WRITTEN);
-    await newToken(ctx.db, ADDRESS_SPACE_KEY);
-  }
+  const tokens = ctx.memo.get(TOKENS_TO_REWRITE) as Set<string> | undefined;
+  ctx.memo.delete(TOKENS_TO_REWRITE);
+  for (const key of tokens ?? []) await newToken(ctx.db, key);
   if (!list.length || !ctx.settings.changelog) return;
   const oc = ctx.reg.get("extras.objectchange");
   const byModel = new Map<string, PendingChange[]>();

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { createToken } from "../../src/service/accounts.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { create } from "../helpers/world.ts";
 
 describe("IP allocation (available-ips, available-prefixes)", () => {
   let s: TestServer;
@@ -239,12 +240,7 @@ describe("IP allocation (available-ips, available-prefixes)", () => {
   it("the next free address stays the first free one after addresses are freed, moved or taken elsewhere", async () => {
     // The allocator remembers where the first free address was; deleting or moving an address, or creating
     // one by hand, must never make it skip a free address or hand out a taken one.
-    const p = (
-      await s.api("/api/ipam/prefixes/", {
-        method: "POST",
-        body: { prefix: "10.51.0.0/24", status: "active" },
-      })
-    ).body.id;
+    const p = (await create(s, "/api/ipam/prefixes/", { prefix: "10.51.0.0/24", status: "active" })).id;
     const next = async () => {
       const r = await s.api(`/api/ipam/prefixes/${p}/available-ips/`, {
         method: "POST",
