@@ -9,8 +9,9 @@
  * `tags`, `custom_fields` (full); `display`, `id`, `url`, nested fields (nested).
  */
 
+import { sql } from "kysely";
 import { hasNotes, hasRelationships, type Model } from "../registry/index.ts";
-import type { FieldDef, FkField } from "../registry/meta.ts";
+import type { CountField, FieldDef, FkField } from "../registry/meta.ts";
 import { rawRows } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
 import { loadComputed } from "./computed.ts";
@@ -214,6 +215,9 @@ export async function represent(
   const gfkMaps = new Map<string, Map<string, Obj>>();
   const countMaps = new Map<string, Map<string, number>>();
   const computed = new Map<string, unknown[]>();
+  const countFields = fields.filter((f): f is [string, CountField] => f[1].kind === "count");
+  if (countFields.length)
+    for (const [k, v] of await countsFor(ctx, model, countFields, ids)) countMaps.set(k, v);
   for (const [name, fd] of fields) {
     if (fd.kind === "m2m") {
       const jt = joinTable(model, name);
@@ -264,52 +268,6 @@ export async function represent(
         for (const [id, o] of objs) out.set(`${t}:${id}`, o);
       }
       gfkMaps.set(name, out);
-    } else if (fd.kind === "count") {
-      // A write's response and its change-log snapshot count the same rows: counted once (rows.ts readBackMemo).
-      const phase = readBackMemo(ctx);
-      const memoKey = `count|${model.key}|${name}|${[...ids].sort().join(",")}`;
-      const kept = phase?.get(memoKey) as Map<string, number> | undefined;
-      if (kept) {
-        countMaps.set(name, kept);
-        continue;
-      }
-      const src = ctx.reg.get(fd.model);
-      const via = src.fields[fd.via];
-      const counts = new Map<string, number>();
-      for (const part of chunks(ids)) {
-        let q = ctx.db.selectFrom(src.table);
-        if (via?.kind === "gfk") {
-          q = q.where(`${fd.via}_type`, "=", model.key).where(`${fd.via}_id`, "in", part);
-          const res = await q
-            .select([`${fd.via}_id as k`, (eb: any) => eb.fn.countAll().as("n")])
-            .groupBy(`${fd.via}_id`)
-            .execute();
-          for (const r of res) counts.set(r.k as string, Number(r.n));
-        } else if (via?.kind === "m2m") {
-          const jt = joinTable(src, fd.via);
-          const res = await ctx.db
-            .selectFrom(jt)
-            .select(["target_id as k", (eb: any) => eb.fn.countAll().as("n")])
-            .where("target_id", "in", part)
-            .groupBy("target_id")
-            .execute();
-          for (const r of res) counts.set(r.k as string, Number(r.n));
-        } else {
-          const col = `${fd.via}_id`;
-          const res = await q
-            .select([`${col} as k`, (eb: any) => eb.fn.countAll().as("n")])
-            .where(col, "in", part)
-            .groupBy(col)
-            .execute();
-          for (const r of res) counts.set(r.k as string, Number(r.n));
-        }
-      }
-      if (fd.tree && model.tree) {
-        for (const id of ids) if (!counts.has(id)) counts.set(id, 0);
-        await addTreeCounts(ctx, model, counts, src, fd.via);
-      }
-      countMaps.set(name, counts);
-      phase?.set(memoKey, counts);
     } else if (fd.kind === "computed") {
       if (fd.loader === "config_context" && opts.excludeConfigContext) continue;
       computed.set(name, await loadComputed(ctx, model, rows, name, fd, mode));
@@ -486,6 +444,64 @@ async function tagsFor(ctx: Ctx, model: Model, ids: string[]): Promise<Map<strin
     }
   }
   return byRow;
+}
+
+/**
+ * The count fields of rows (`device_count`…: rows of another model whose FK, generic FK or M2M points at
+ * each row), set-wise: every field's counts of a chunk of ids in one statement (UNION ALL, each part tagged
+ * with its field), so a page with ten count fields costs one query, not ten. Tree counts (`fd.tree`) add up
+ * descendants (`addTreeCounts`). A write's response and its change-log snapshot count the same rows: counted
+ * once (rows.ts readBackMemo). @returns field name → row id → count (ids without rows are absent or 0)
+ */
+async function countsFor(
+  ctx: Ctx,
+  model: Model,
+  countFields: ReadonlyArray<[string, CountField]>,
+  ids: readonly string[],
+): Promise<Map<string, Map<string, number>>> {
+  const out = new Map<string, Map<string, number>>();
+  const phase = readBackMemo(ctx);
+  const idList = [...ids].sort().join(",");
+  const memoKey = (name: string) => `count|${model.key}|${name}|${idList}`;
+  const todo: Array<[string, CountField]> = [];
+  for (const [name, fd] of countFields) {
+    const kept = phase?.get(memoKey(name)) as Map<string, number> | undefined;
+    if (kept) out.set(name, kept);
+    else if (fd.tree && model.tree) {
+      const counts = new Map(ids.map((id): [string, number] => [id, 0]));
+      await addTreeCounts(ctx, model, counts, ctx.reg.get(fd.model), fd.via);
+      out.set(name, counts);
+    } else {
+      out.set(name, new Map());
+      todo.push([name, fd]);
+    }
+  }
+  for (const part of todo.length ? chunks(ids) : []) {
+    const queries = todo.map(([, fd], i) => {
+      const src = ctx.reg.get(fd.model);
+      const via = src.fields[fd.via];
+      const tag = sql<number>`${sql.lit(i)}`.as("f");
+      const n = (eb: any) => eb.fn.countAll().as("n");
+      if (via?.kind === "m2m")
+        return ctx.db
+          .selectFrom(joinTable(src, fd.via))
+          .select([tag, "target_id as k", n])
+          .where("target_id", "in", part)
+          .groupBy("target_id");
+      const col = `${fd.via}_id`;
+      let q = ctx.db
+        .selectFrom(src.table)
+        .select([tag, `${col} as k`, n])
+        .where(col, "in", part);
+      if (via?.kind === "gfk") q = q.where(`${fd.via}_type`, "=", model.key);
+      return q.groupBy(col);
+    });
+    let all = queries[0]!;
+    for (const q of queries.slice(1)) all = all.unionAll(q);
+    for (const r of await all.execute()) out.get(todo[Number(r.f)]![0])!.set(String(r.k), Number(r.n));
+  }
+  for (const [name] of todo) phase?.set(memoKey(name), out.get(name)!);
+  return out;
 }
 
 /**
