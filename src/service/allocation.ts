@@ -191,45 +191,99 @@ async function* freeHosts(ctx: Ctx, p: Parent): AsyncGenerator<bigint> {
 /** Free addresses tried per claim beyond those still needed (concurrent allocators take the first ones). */
 const SPARE_CANDIDATES = 16;
 
+/** The claim key of an address of the parent: the new address's VRF and host (`Dialect.claim`). */
+const claimKey = (p: Parent, host: string) => `ipam.ipaddress:${p.vrfId ?? ""}:${host}`;
+
 /**
- * The next `want` free addresses of the parent, each claimed for the caller's transaction
- * (`Dialect.claim`, keyed by the new address's VRF and host), so concurrent allocators never hand out the
- * same address and none waits for another: an address another transaction has claimed is skipped, and a
- * claimed one is checked again in a statement that starts after the claim, which sees every allocation
- * committed before it (a scan made earlier may not). Fewer when the parent has no more room.
+ * The query answering the claim keys (column `k`) of `hosts` that are taken in the parent's scope, and ""
+ * when the address-space token no longer reads `space` (given): an address may have been freed since the
+ * hint the candidates come from, so they may not be the first free ones (`Dialect.claim`'s veto).
+ */
+function takenQuery(ctx: Ctx, p: Parent, hosts: readonly bigint[], space?: { value: string | null }) {
+  const taken = inScope(
+    ctx.db
+      .selectFrom("ipam_ipaddress")
+      .select(sql<string>`${claimKey(p, "")} || address_host`.as("k"))
+      .where("address_family", "=", p.family)
+      .where(
+        "address_host",
+        "in",
+        hosts.map((v) => ipKey(p.family, v)),
+      ),
+    p,
+  );
+  if (space === undefined) return taken.compile();
+  const token = ctx.db
+    .selectFrom("inventory_meta")
+    .select(sql<string>`''`.as("k"))
+    .where("key", "=", ADDRESS_SPACE_KEY);
+  const changed =
+    space.value === null
+      ? token
+      : ctx.db
+          .selectFrom(sql`(SELECT 1)`.as("one"))
+          .select(sql<string>`''`.as("k"))
+          .where((eb: any) => eb.not(eb.exists(token.where("value", "=", space.value))));
+  return taken.unionAll(changed).compile();
+}
+
+/** Claim up to `want` of the candidate hosts (`Dialect.claim`). */
+function claimHosts(
+  ctx: Ctx,
+  p: Parent,
+  hosts: readonly bigint[],
+  want: number,
+  space?: { value: string | null },
+) {
+  const keys = hosts.map((v) => claimKey(p, ipKey(p.family, v)));
+  return ctx.store.dialect.claim(ctx.db, keys, want, takenQuery(ctx, p, hosts, space));
+}
+
+/**
+ * The next `want` free addresses of the parent, each claimed for the caller's transaction (`claimHosts`),
+ * so concurrent allocators never hand out the same address and none waits for another: an address another
+ * transaction has claimed is skipped, and a claimed one is checked again in a statement that starts after
+ * the claim, which sees every allocation committed before it (a scan made earlier may not). Fewer when the
+ * parent has no more room.
+ *
+ * With a hint (`hints`), the addresses right after it are claimed first, with no scan: one round trip on
+ * PostgreSQL when they are free and the address-space token still reads the hint's value (else the claim
+ * is vetoed and the parent is scanned).
  */
 async function claimFreeHosts(ctx: Ctx, p: Parent, want: number): Promise<bigint[]> {
   const chosen: bigint[] = [];
-  const hosts = freeHosts(ctx, p);
+  const [lo, hi] = usable(p);
+  const byParent = hints.get(ctx.store);
+  const hint = byParent?.get(hintKey(p));
+  if (hint && hint.next >= lo && hint.next <= hi) {
+    const hosts: bigint[] = [];
+    for (let v = hint.next; v <= hi && hosts.length < want + SPARE_CANDIDATES; v++) hosts.push(v);
+    const r = await claimHosts(ctx, p, hosts, want, { value: hint.space });
+    if (!r.vetoed) {
+      // Every candidate before the first free one was taken while the token read the hint's value.
+      const next = r.firstFree < hosts.length ? hosts[r.firstFree]! : hosts.at(-1)! + 1n;
+      byParent!.set(hintKey(p), { next, space: hint.space });
+      chosen.push(...r.claimed.map((i) => hosts[i]!));
+      if (chosen.length === want) return chosen;
+    }
+  }
+  const mine = new Set(chosen);
+  const hostsFree = freeHosts(ctx, p);
   let exhausted = false;
   // Candidates not tried yet: claiming stops at the last one it needs, so those after it are tried next.
   let candidates: bigint[] = [];
   while (chosen.length < want) {
     while (!exhausted && candidates.length < want - chosen.length + SPARE_CANDIDATES) {
-      const n = await hosts.next();
+      const n = await hostsFree.next();
       if (n.done) exhausted = true;
-      else candidates.push(n.value);
+      else if (!mine.has(n.value)) candidates.push(n.value);
     }
     if (!candidates.length) break;
-    const keys = candidates.map((v) => `ipam.ipaddress:${p.vrfId ?? ""}:${ipKey(p.family, v)}`);
-    const indexes = await ctx.store.dialect.claim(ctx.db, keys, want - chosen.length);
-    const claimed = indexes.map((i) => candidates[i]!);
-    // Every candidate up to the last claimed one was tried (those not claimed are another allocator's).
-    candidates = indexes.length ? candidates.slice(indexes.at(-1)! + 1) : [];
-    if (!claimed.length) continue;
-    const q = ctx.db
-      .selectFrom("ipam_ipaddress")
-      .select("address_host")
-      .where("address_family", "=", p.family)
-      .where(
-        "address_host",
-        "in",
-        claimed.map((v) => ipKey(p.family, v)),
-      );
-    const taken = new Set((await inScope(q, p).execute()).map((r: any) => String(r.address_host)));
-    for (const v of claimed) if (!taken.has(ipKey(p.family, v))) chosen.push(v);
+    const r = await claimHosts(ctx, p, candidates, want - chosen.length);
+    chosen.push(...r.claimed.map((i) => candidates[i]!));
+    candidates = candidates.slice(r.tried);
   }
-  await hosts.return(undefined);
+  await hostsFree.return(undefined);
   return chosen.sort(byValue);
 }
 

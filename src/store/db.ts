@@ -7,7 +7,14 @@
 import { createHash, randomUUID } from "node:crypto";
 import { CompiledQuery, Kysely, PostgresDialect, type Transaction } from "kysely";
 import pg from "pg";
-import { type Dialect, postgresDialect, QUEUED_WRITE, type RowWrite, sqliteDialect } from "./dialect.ts";
+import {
+  type Dialect,
+  inlined,
+  postgresDialect,
+  QUEUED_WRITE,
+  type RowWrite,
+  sqliteDialect,
+} from "./dialect.ts";
 import type { Replica } from "./replica.ts";
 import { NodeSqliteDatabase, NodeSqliteDialect } from "./sqlite-driver.ts";
 
@@ -277,21 +284,6 @@ export async function openStore(url: string): Promise<Store> {
 
 type Query = (text: unknown, values?: unknown, cb?: unknown) => unknown;
 
-/** The text of a parameterised statement with its values written in as literals, or undefined if one cannot be. */
-function inlined(text: string, values: unknown): string | undefined {
-  if (!Array.isArray(values) || values.length === 0) return text;
-  const literals: string[] = [];
-  for (const v of values) {
-    if (v === null || v === undefined) literals.push("NULL");
-    else if (typeof v === "boolean") literals.push(v ? "'true'" : "'false'");
-    else if (typeof v === "number" && Number.isFinite(v)) literals.push(`'${v}'`);
-    // A NUL would end the statement text early (the simple protocol sends C strings).
-    else if (typeof v === "string" && !v.includes("\u0000")) literals.push(pg.escapeLiteral(v));
-    else return undefined;
-  }
-  return text.replace(/\$(\d+)(?!\d)/g, (m, n: string) => literals[Number(n) - 1] ?? m);
-}
-
 /** A result for a statement answered without the database. */
 const FAKE = (command: string) => ({ command, rowCount: null, rows: [], fields: [] });
 /** The result of a simple-protocol query: the last statement's (the driver gives one per statement). */
@@ -342,33 +334,53 @@ function mergedBegin(client: pg.PoolClient): () => void {
  * @returns a function dropping the kept writes (the client goes back to the pool).
  */
 function batchedWrites(client: pg.PoolClient): () => void {
-  const query = client.query.bind(client) as Query;
+  const raw = client.query.bind(client) as Query;
   let kept: RowWrite[] = [];
   let sending: Promise<unknown> | undefined;
+  // The error of the last failed send of queued writes: a later statement of the aborted transaction
+  // (25P02, e.g. after a caller ignored the first failure) reports it instead, so a unique violation
+  // still maps to its 400.
+  let failure: unknown;
+  const query: Query = (text, values, cb) => {
+    if (cb) return raw(text, values, cb);
+    return (raw(text, values) as Promise<unknown>).catch((e: { code?: string }) => {
+      throw e?.code === "25P02" && failure ? failure : e;
+    });
+  };
+  const sendingWrites = (p: Promise<unknown>) =>
+    p.catch((e) => {
+      failure = e;
+      throw e;
+    });
   (client as unknown as { query: Query }).query = (text, values, cb) => {
     if (text === QUEUED_WRITE) {
       kept.push((values as RowWrite[])[0]!);
       return Promise.resolve(FAKE("SELECT"));
     }
     const rollback = typeof text === "string" && /^\s*rollback/i.test(text);
-    if (rollback) kept = [];
+    if (rollback) {
+      kept = [];
+      failure = undefined;
+    }
     if (kept.length) {
       const writes = writeStatements(kept).join("; ");
       kept = [];
       // The writes and the statement that follows them in one round trip, when its values can be inlined.
       const statement = !sending && !cb && typeof text === "string" ? inlined(text, values) : undefined;
       if (statement !== undefined)
-        return (query(`${writes}; ${statement}`) as Promise<unknown>).then(lastResult);
-      const p = (sending ?? Promise.resolve()).then(() => query(writes));
+        return sendingWrites(query(`${writes}; ${statement}`) as Promise<unknown>).then(lastResult);
+      const p = (sending ?? Promise.resolve()).then(() => sendingWrites(query(writes) as Promise<unknown>));
       sending = p;
       const done = () => {
         if (sending === p) sending = undefined;
       };
       p.then(done, done);
     }
-    if (!sending) return cb ? query(text, values, cb) : query(text, values);
+    // A query of several statements (Dialect.claim) answers with the last one's result.
+    if (!sending)
+      return cb ? query(text, values, cb) : (query(text, values) as Promise<unknown>).then(lastResult);
     const after = rollback ? sending.catch(() => {}) : sending;
-    const result = after.then(() => query(text, values));
+    const result = after.then(() => query(text, values)).then(lastResult);
     if (!cb) return result;
     result.then(
       (r) => (cb as (e: unknown, r?: unknown) => void)(null, r),
@@ -378,6 +390,7 @@ function batchedWrites(client: pg.PoolClient): () => void {
   };
   return () => {
     kept = [];
+    failure = undefined;
   };
 }
 

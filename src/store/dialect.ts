@@ -3,6 +3,7 @@
  * is in use; everything else asks the `Dialect` for the few things that differ.
  */
 import { CompiledQuery, type Kysely, type RawBuilder, sql, type Transaction } from "kysely";
+import pg from "pg";
 import type { Column } from "../registry/index.ts";
 
 /** One row to insert (no `id`: `values` carries it) or to update (`id` of the row, columns in `values`). */
@@ -14,6 +15,21 @@ export interface RowWrite {
 
 /** The text that marks a queued write for the PostgreSQL connection wrapper (db.ts); its one parameter is the `RowWrite`. */
 export const QUEUED_WRITE = "/*inventory:queued-write*/ SELECT $1";
+
+export /** The text of a parameterised statement with its values written in as literals, or undefined if one cannot be. */
+function inlined(text: string, values: unknown): string | undefined {
+  if (!Array.isArray(values) || values.length === 0) return text;
+  const literals: string[] = [];
+  for (const v of values) {
+    if (v === null || v === undefined) literals.push("NULL");
+    else if (typeof v === "boolean") literals.push(v ? "'true'" : "'false'");
+    else if (typeof v === "number" && Number.isFinite(v)) literals.push(`'${v}'`);
+    // A NUL would end the statement text early (the simple protocol sends C strings).
+    else if (typeof v === "string" && !v.includes("\u0000")) literals.push(pg.escapeLiteral(v));
+    else return undefined;
+  }
+  return text.replace(/\$(\d+)(?!\d)/g, (m, n: string) => literals[Number(n) - 1] ?? m);
+}
 
 /** Write a row now, with Kysely. */
 async function writeNow(db: Kysely<any> | Transaction<any>, w: RowWrite): Promise<void> {
@@ -29,6 +45,27 @@ function jsonSafe(values: Record<string, unknown>): boolean {
     return false;
   }
   return true;
+}
+
+/** What `Dialect.claim` got. */
+export interface Claimed {
+  claimed: number[];
+  tried: number;
+  firstFree: number;
+  vetoed: boolean;
+}
+
+/** The index (0-based) of the first of `keys` not in `taken`. */
+function firstUntaken(keys: readonly string[], taken: ReadonlySet<string>): number {
+  let i = 0;
+  while (i < keys.length && taken.has(keys[i]!)) i++;
+  return i;
+}
+
+/** The elements of a PostgreSQL array's text form whose elements need no quoting (`{a,b}`; `""` for ""). */
+function textArray(text: string): string[] {
+  const inner = text.slice(1, -1);
+  return inner ? inner.split(",").map((e) => (e === '""' ? "" : e)) : [];
 }
 
 /** Engine capabilities and SQL snippets that differ between SQLite and PostgreSQL. */
@@ -78,12 +115,35 @@ export interface Dialect {
    */
   queueWrite(db: Kysely<any> | Transaction<any>, write: RowWrite): Promise<void>;
   /**
-   * Take up to `want` of `keys`, in order, as claims no other transaction can take until the caller's
-   * transaction ends: PostgreSQL `pg_try_advisory_xact_lock` on each key's hash, in one statement, skipping
-   * keys another transaction holds; SQLite, whose write transactions are serialised, the first `want`.
-   * @returns the indexes (0-based, ascending) of the claimed keys
+   * Insert `rows` into `table` as writes of a bulk (`queueWrite`): SQLite in statements of up to 200 rows;
+   * PostgreSQL queued, so they go out as one statement with the transaction's next one (often its COMMIT).
    */
-  claim(db: Kysely<any> | Transaction<any>, keys: readonly string[], want: number): Promise<number[]>;
+  queueInserts(
+    db: Kysely<any> | Transaction<any>,
+    table: string,
+    rows: readonly Record<string, unknown>[],
+  ): Promise<void>;
+  /**
+   * Claim up to `want` candidates, in order, for the caller's transaction, so that no other transaction can
+   * take them until it ends, and tell which are free. `keys` names the candidates (their claim keys, never
+   * ""); `taken` is a query answering the keys (column `k`) of candidates already taken, and "" to veto the
+   * claim (the caller's premise no longer holds). It runs twice: in the claiming statement, which skips
+   * taken candidates, and after it, in a statement of its own that sees every commit made before the
+   * claims, so a candidate taken by a transaction that committed meanwhile is not handed out.
+   * PostgreSQL: `pg_try_advisory_xact_lock` on each key's hash, candidates another transaction holds
+   * skipped; both statements in one round trip, the claimed keys passed on in a transaction-local setting.
+   * SQLite, whose write transactions are serialised: the first `want` untaken candidates.
+   * @returns `claimed`: indexes (0-based, ascending) of the claimed candidates that are free; `tried`: how
+   *   many candidates, from the first, were tried (the others may be tried again); `firstFree`: the index
+   *   of the first candidate not taken at the second check (`keys.length` when all are); `vetoed`: `taken`
+   *   answered "" (nothing is handed out; what was claimed stays claimed until the transaction ends)
+   */
+  claim(
+    db: Kysely<any> | Transaction<any>,
+    keys: readonly string[],
+    want: number,
+    taken: CompiledQuery,
+  ): Promise<Claimed>;
   /**
    * ORDER BY expressions for one term, with NULLs where PostgreSQL puts them by default (last ascending,
    * first descending) or first when `nullsFirst`: SQLite, which sorts NULLs the other way, gets an
@@ -140,8 +200,22 @@ export const sqliteDialect: Dialect = {
   },
   async transactionLock() {},
   queueWrite: writeNow,
-  async claim(_db, keys, want) {
-    return keys.slice(0, Math.max(0, want)).map((_k, i) => i);
+  async queueInserts(db, table, rows) {
+    for (let i = 0; i < rows.length; i += 200)
+      await db
+        .insertInto(table)
+        .values(rows.slice(i, i + 200))
+        .execute();
+  },
+  async claim(db, keys, want, taken) {
+    const t = new Set((await db.executeQuery<{ k: unknown }>(taken)).rows.map((r) => String(r.k)));
+    const firstFree = firstUntaken(keys, t);
+    if (t.has("")) return { claimed: [], tried: 0, firstFree, vetoed: true };
+    const claimed: number[] = [];
+    let tried = 0;
+    for (; tried < keys.length && claimed.length < want; tried++)
+      if (!t.has(keys[tried]!)) claimed.push(tried);
+    return { claimed, tried, firstFree, vetoed: false };
   },
 };
 
@@ -191,15 +265,29 @@ export const postgresDialect: Dialect = {
     // The write itself is the parameter (a copy: the caller may reuse its objects); it never reaches the driver.
     await db.executeQuery(CompiledQuery.raw(QUEUED_WRITE, [{ ...w, values: { ...w.values } }]));
   },
-  async claim(db, keys, want) {
-    if (!keys.length || want <= 0) return [];
-    // A function scan is read in array order and LIMIT stops it: no key after the last one needed is tried.
-    const r = await db.executeQuery<{ i: string | number }>(
-      CompiledQuery.raw(
-        `SELECT k.i FROM unnest($1::text[]) WITH ORDINALITY AS k(key, i) WHERE pg_try_advisory_xact_lock(hashtextextended(k.key, 0)) LIMIT $2`,
-        [keys, want],
-      ),
-    );
-    return r.rows.map((x) => Number(x.i) - 1).sort((a, b) => a - b);
+  async queueInserts(db, table, rows) {
+    for (const values of rows) await this.queueWrite(db, { table, values });
+  },
+  async claim(db, keys, want, taken) {
+    if (!keys.length || want <= 0) return { claimed: [], tried: 0, firstFree: 0, vetoed: false };
+    const takenSql = inlined(taken.sql, taken.parameters);
+    if (takenSql === undefined || !db.isTransaction)
+      throw new Error("claim: taken must be inlinable, in a transaction");
+    const list = `ARRAY[${keys.map((k) => pg.escapeLiteral(k)).join(", ")}]::text[]`;
+    // The claims (a function scan is read in array order and LIMIT stops it; CASE keeps taken candidates
+    // from being locked; the subqueries run once), then what is taken, in a statement of its own, so after
+    // the claims: one simple-protocol query, the values written in.
+    const text = [
+      `SELECT set_config('inventory.claimed', coalesce((SELECT array_agg(c.i) FROM (SELECT k.i FROM unnest(${list}) WITH ORDINALITY AS k(key, i) WHERE NOT EXISTS (SELECT 1 FROM (${takenSql}) v WHERE v.k = '') AND CASE WHEN k.key IN (SELECT t.k FROM (${takenSql}) t) THEN false ELSE pg_try_advisory_xact_lock(hashtextextended(k.key, 0)) END LIMIT ${Math.floor(want)}) c), '{}')::text, true)`,
+      `SELECT current_setting('inventory.claimed') AS c, coalesce((SELECT array_agg(t.k) FROM (${takenSql}) t), '{}')::text AS t`,
+    ].join("; ");
+    const r = await db.executeQuery<{ c: string; t: string }>(CompiledQuery.raw(text, []));
+    const row = r.rows[0]!;
+    const now = new Set(textArray(row.t));
+    const got = textArray(row.c).map((i) => Number(i) - 1);
+    got.sort((a, b) => a - b);
+    const tried = got.length < want ? keys.length : got.at(-1)! + 1;
+    const firstFree = firstUntaken(keys, now);
+    return { claimed: got.filter((i) => !now.has(keys[i]!)), tried, firstFree, vetoed: now.has("") };
   },
 };
