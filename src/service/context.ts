@@ -55,6 +55,11 @@ export interface Ctx {
   grants?: Grants | undefined;
   /** Do not instantiate device components from templates (the NetBox importer loads the real ones). */
   skipTemplates?: boolean;
+  /**
+   * Check each item of a bulk create before writing the next (service/write.ts `createMany`): set when the
+   * transaction runs again after the bulk's deferred checks found a clash.
+   */
+  checkEachItem?: boolean;
 }
 
 /** A request's handle on the definitions memo; `map` is replaced by a private one when definitions change. */

@@ -11,6 +11,7 @@ import { storedTime } from "../store/values.ts";
 import type { Ctx } from "./context.ts";
 import { ErrorBag } from "./errors.ts";
 import { columnOf, customFieldsFor, type Row, statusesFor } from "./rows.ts";
+import { deferredChecks } from "./uniqueness.ts";
 
 /** Parsed write: the merged record and the relation sets to store. */
 export interface ParsedWrite {
@@ -639,7 +640,8 @@ export async function parseWrite(
       if (parent?.slug) base = `${parent.slug}-${base}`.slice(0, fd.max ?? 100);
     }
     let candidate = base;
-    if (fd.unique) {
+    // In a bulk create with deferred checks the base is taken as free and checked with the other items.
+    if (fd.unique && !deferredChecks(ctx, model)) {
       for (let n = 2; n < 1000; n++) {
         const clash = await ctx.db
           .selectFrom(model.table)

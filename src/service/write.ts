@@ -47,7 +47,7 @@ import {
   toRecord,
   toRecords,
 } from "./rows.ts";
-import { checkUnique, uniqueViolation } from "./uniqueness.ts";
+import { checkUnique, deferUniqueChecks, uniqueViolation } from "./uniqueness.ts";
 import { runServiceValidator } from "./validators.ts";
 
 /** A change to log: pre-change snapshot captured for updates and deletes. */
@@ -262,16 +262,12 @@ async function writeRelations(
 export interface CreateOptions {
   /** Keep an `id` given in the body (importer); the API never does. */
   keepId?: boolean;
-  /**
-   * Queue the row's INSERT to go out with the transaction's next statement (`Dialect.queueWrite`): bulk
-   * creates, whose rows then cost one statement per batch on PostgreSQL. A database error of the row is
-   * then raised by a later statement of the same request.
-   */
-  queued?: boolean;
 }
 
 /**
- * Create one object from a write body. @returns the new id.
+ * Create one object from a write body. The row's INSERT is queued (`Dialect.queueWrite`): on PostgreSQL it
+ * goes out with the transaction's next statement (a bulk's rows as one statement), so a database error of
+ * the row (a unique index) is raised by a later statement of the same transaction. @returns the new id.
  * @throws ValidationError with DRF-shaped field errors.
  */
 export async function createObject(
@@ -310,8 +306,7 @@ export async function createObject(
   }
   if (model.key === "users.user" && typeof record.password === "string")
     cols.password = await hashPassword(record.password);
-  if (opts.queued) await ctx.store.dialect.queueWrite(ctx.db, { table: model.table, values: cols });
-  else await ctx.db.insertInto(model.table).values(cols).execute();
+  await ctx.store.dialect.queueWrite(ctx.db, { table: model.table, values: cols });
   await writeRelations(ctx, model, id, record, parsed.touched, parsed.tags, true);
   if (relChanges?.length) await saveRelationships(ctx, model, id, relChanges);
   if (model.afterWrite)
@@ -633,7 +628,7 @@ export async function flushChanges(ctx: Ctx): Promise<void> {
       });
     }
   }
-  for (const part of chunks(rows, 200)) await ctx.db.insertInto(oc.table).values(part).execute();
+  await ctx.store.dialect.queueInserts(ctx.db, oc.table, rows);
   const queued = await enqueueDeliveries(ctx, logged, time);
   if (queued) ctx.memo.set(QUEUED_KEY, ((ctx.memo.get(QUEUED_KEY) as number) ?? 0) + queued);
 }
@@ -657,6 +652,9 @@ export async function inTransaction<T>(ctx: Ctx, fn: (tctx: Ctx) => Promise<T>):
     if (queued) outboxSignal.emit("queued", queued);
     return result;
   } catch (e) {
+    // A bulk create's deferred checks found a clash: the transaction runs again, its items checked one by one.
+    if (e instanceof CheckEachItem && !ctx.checkEachItem)
+      return inTransaction({ ...ctx, checkEachItem: true }, fn);
     // A concurrent writer won the race past the service's check: the same 400 as the check gives.
     throw uniqueViolation(ctx.reg, e) ?? e;
   } finally {
@@ -667,23 +665,51 @@ export async function inTransaction<T>(ctx: Ctx, fn: (tctx: Ctx) => Promise<T>):
   }
 }
 
-/** Bulk create: every item validated and written; errors reported positionally (DRF ListSerializer). */
+/**
+ * Thrown when a bulk create's deferred uniqueness checks (`deferUniqueChecks`) found a clash or an item
+ * failed: `inTransaction` rolls back and runs the transaction again with `checkEachItem`.
+ */
+class CheckEachItem extends Error {
+  override name = "CheckEachItem";
+}
+
+/**
+ * Bulk create: every item validated and written; errors reported positionally (DRF ListSerializer).
+ * Items are first written with their unique fields checked together at the end (`deferUniqueChecks`); when
+ * that finds a clash, or any item fails, the transaction runs again checking each item before writing the
+ * next (`Ctx.checkEachItem`), so errors and generated slugs are exactly those of one-by-one creates (a later
+ * item clashes with an earlier one, never the reverse).
+ */
 export async function createMany(ctx: Ctx, model: Model, items: unknown[]): Promise<string[]> {
   const ids: string[] = [];
   const errs: unknown[] = [];
   let failed = false;
-  for (const item of items) {
-    try {
-      ids.push(await createObject(ctx, model, item, { queued: true }));
-      errs.push({});
-    } catch (e) {
-      if (e instanceof ValidationError) {
-        failed = true;
-        errs.push(e.errors);
-      } else throw e;
+  const each = async () => {
+    for (const item of items) {
+      try {
+        ids.push(await createObject(ctx, model, item));
+        errs.push({});
+      } catch (e) {
+        if (e instanceof ValidationError) {
+          failed = true;
+          errs.push(e.errors);
+        } else throw e;
+      }
     }
+  };
+  if (ctx.checkEachItem || items.length < 2 || ctx.db === ctx.store.db) {
+    await each();
+    if (failed) throw new ValidationError(errs);
+    return ids;
   }
-  if (failed) throw new ValidationError(errs);
+  let unique: boolean;
+  try {
+    unique = await deferUniqueChecks(ctx, model, each);
+  } catch (e) {
+    if (uniqueViolation(ctx.reg, e)) throw new CheckEachItem();
+    throw e;
+  }
+  if (failed || !unique) throw new CheckEachItem();
   return ids;
 }
 
