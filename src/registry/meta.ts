@@ -219,6 +219,14 @@ export type FieldDef =
 
 export type FieldKind = FieldDef["kind"];
 
+/** A partial index of a model: rows matching `where` only (both engines support them). */
+export interface PartialIndex {
+  columns: readonly string[];
+  where: string;
+  /** Suffix of the index name (`ix_<table>_<columns>_<name>`). */
+  name: string;
+}
+
 /** A uniqueness rule over several fields (Django `unique_together` / serializer validators). */
 export interface UniqueTogether {
   fields: readonly string[];
@@ -340,8 +348,11 @@ export interface ModelDef {
   /** Ordering columns (field names; `-` prefix for descending; `<field>_nat` allowed). `id` is appended. */
   ordering?: readonly string[];
   uniqueTogether?: readonly UniqueTogether[];
-  /** Extra (non-unique) indexes: lists of column names. */
-  indexes?: ReadonlyArray<readonly string[]>;
+  /**
+   * Extra (non-unique) indexes: lists of column names, or a partial index (`where`: an SQL predicate both
+   * engines read, over quoted column names; `name` distinguishes it from a full index of the same columns).
+   */
+  indexes?: ReadonlyArray<readonly string[] | PartialIndex>;
   /** Fields searched by `q` (icontains, OR). */
   search?: readonly string[];
   /** Extra filters by query parameter name. */

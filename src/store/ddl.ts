@@ -140,7 +140,18 @@ export function schemaFor(reg: Registry, dialect: Dialect): { tables: TableSpec[
       indexes.push(uniqueIndexFor(m, u));
     }
     if (m.changelog) ix(m.table, ["last_updated"]);
-    for (const cols of m.indexes ?? []) ix(m.table, [...cols]);
+    for (const spec of m.indexes ?? []) {
+      if (!("where" in spec)) ix(m.table, [...spec]);
+      else {
+        const name = `ix_${m.table}_${spec.columns.join("_")}`.slice(0, 60 - spec.name.length - 1);
+        indexes.push({
+          name: `${name}_${spec.name}`,
+          table: m.table,
+          columns: [...spec.columns],
+          where: spec.where,
+        });
+      }
+    }
     const order = orderColumns(m).map(([c]) => c);
     if (order.length > 1) ix(m.table, order);
     // SQLite sorts NULLs first; lists order nullable columns with an `(x IS NULL)` term (PostgreSQL's

@@ -18,6 +18,7 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Logger } from "pino";
 import { type TargetPolicy, targetPolicyFromEnv } from "../net/targets.ts";
+import { UNFINISHED } from "../registry/models/extras.ts";
 import { HEARTBEAT_MS, OUTBOX_CHANNEL, outboxSignal } from "../service/outbox.ts";
 import { quoteId, rawRows, type Store } from "../store/db.ts";
 import { parseJsonColumn, storedTime } from "../store/values.ts";
@@ -210,12 +211,12 @@ export class WebhookWorker {
     const text = `UPDATE ${T} SET "state" = 'sending', "claims" = "claims" + 1, "lease_owner" = ${p(1)}, "lease_until" = ${p(2)}
       WHERE "id" IN (
         SELECT d."id" FROM ${T} d JOIN "extras_webhook" w ON w."id" = d."webhook_id"
-        WHERE w."enabled" = ${p(3)}
+        WHERE w."enabled" = ${p(3)} AND d.${UNFINISHED}
           AND ((d."state" IN ('queued', 'retry') AND d."next_attempt_at" <= ${p(4)})
                OR (d."state" = 'sending' AND d."lease_until" < ${p(5)}))
           AND NOT EXISTS (SELECT 1 FROM ${T} e WHERE e."webhook_id" = d."webhook_id"
                AND e."changed_object_id" = d."changed_object_id" AND e."changed_object_type" = d."changed_object_type"
-               AND e."seq" < d."seq" AND e."state" IN ('queued', 'sending', 'retry'))
+               AND e."seq" < d."seq" AND e.${UNFINISHED})
         ORDER BY d."seq" LIMIT ${p(6)}${d.skipLocked("d")}
       ) RETURNING *`;
     const rows = await rawRows(this.store.db, text, [

@@ -313,6 +313,9 @@ export const EVENTS = [
   ["deleted", "Deleted"],
 ] as const;
 
+/** The states of a delivery not finished yet (webhooks/worker.ts claims among them). */
+export const UNFINISHED = `"state" IN ('queued', 'sending', 'retry')`;
+
 /**
  * One webhook delivery: the outbox row written with the change it reports (issue 4), then claimed,
  * attempted and finished by a worker. Not in Nautobot (it keeps no delivery record, W4).
@@ -353,9 +356,14 @@ export const webhookDelivery = defineModel({
   display: (r) => `${r.event} ${r.changed_object_type} ${r.changed_object_id} (${r.state})`,
   ordering: ["-seq"],
   search: ["changed_object_id", "request_id", "last_error"],
+  // The workers' claim reads unfinished rows only, in `seq` order, and per object the earliest unfinished
+  // one: partial indexes keep both probes short however many deliveries have succeeded (a full index made
+  // each probe walk every finished delivery of a busy object, and the claim slowed down as they piled up).
   indexes: [
     ["state", "next_attempt_at"],
     ["webhook_id", "changed_object_id", "seq"],
+    { columns: ["seq"], where: UNFINISHED, name: "unfinished" },
+    { columns: ["webhook_id", "changed_object_id", "seq"], where: UNFINISHED, name: "unfinished" },
   ],
 });
 
