@@ -262,16 +262,12 @@ async function writeRelations(
 export interface CreateOptions {
   /** Keep an `id` given in the body (importer); the API never does. */
   keepId?: boolean;
-  /**
-   * Queue the row's INSERT to go out with the transaction's next statement (`Dialect.queueWrite`): bulk
-   * creates, whose rows then cost one statement per batch on PostgreSQL. A database error of the row is
-   * then raised by a later statement of the same request.
-   */
-  queued?: boolean;
 }
 
 /**
- * Create one object from a write body. @returns the new id.
+ * Create one object from a write body. The row's INSERT is queued (`Dialect.queueWrite`): on PostgreSQL it
+ * goes out with the transaction's next statement (a bulk's rows as one statement), so a database error of
+ * the row (a unique index) is raised by a later statement of the same transaction. @returns the new id.
  * @throws ValidationError with DRF-shaped field errors.
  */
 export async function createObject(
@@ -310,8 +306,7 @@ export async function createObject(
   }
   if (model.key === "users.user" && typeof record.password === "string")
     cols.password = await hashPassword(record.password);
-  if (opts.queued) await ctx.store.dialect.queueWrite(ctx.db, { table: model.table, values: cols });
-  else await ctx.db.insertInto(model.table).values(cols).execute();
+  await ctx.store.dialect.queueWrite(ctx.db, { table: model.table, values: cols });
   await writeRelations(ctx, model, id, record, parsed.touched, parsed.tags, true);
   if (relChanges?.length) await saveRelationships(ctx, model, id, relChanges);
   if (model.afterWrite)
@@ -633,7 +628,7 @@ export async function flushChanges(ctx: Ctx): Promise<void> {
       });
     }
   }
-  for (const part of chunks(rows, 200)) await ctx.db.insertInto(oc.table).values(part).execute();
+  await ctx.store.dialect.queueInserts(ctx.db, oc.table, rows);
   const queued = await enqueueDeliveries(ctx, logged, time);
   if (queued) ctx.memo.set(QUEUED_KEY, ((ctx.memo.get(QUEUED_KEY) as number) ?? 0) + queued);
 }
@@ -692,7 +687,7 @@ export async function createMany(ctx: Ctx, model: Model, items: unknown[]): Prom
   const each = async () => {
     for (const item of items) {
       try {
-        ids.push(await createObject(ctx, model, item, { queued: true }));
+        ids.push(await createObject(ctx, model, item));
         errs.push({});
       } catch (e) {
         if (e instanceof ValidationError) {

@@ -334,24 +334,42 @@ function mergedBegin(client: pg.PoolClient): () => void {
  * @returns a function dropping the kept writes (the client goes back to the pool).
  */
 function batchedWrites(client: pg.PoolClient): () => void {
-  const query = client.query.bind(client) as Query;
+  const raw = client.query.bind(client) as Query;
   let kept: RowWrite[] = [];
   let sending: Promise<unknown> | undefined;
+  // The error of the last failed send of queued writes: a later statement of the aborted transaction
+  // (25P02, e.g. after a caller ignored the first failure) reports it instead, so a unique violation
+  // still maps to its 400.
+  let failure: unknown;
+  const query: Query = (text, values, cb) => {
+    if (cb) return raw(text, values, cb);
+    return (raw(text, values) as Promise<unknown>).catch((e: { code?: string }) => {
+      throw e?.code === "25P02" && failure ? failure : e;
+    });
+  };
+  const sendingWrites = (p: Promise<unknown>) =>
+    p.catch((e) => {
+      failure = e;
+      throw e;
+    });
   (client as unknown as { query: Query }).query = (text, values, cb) => {
     if (text === QUEUED_WRITE) {
       kept.push((values as RowWrite[])[0]!);
       return Promise.resolve(FAKE("SELECT"));
     }
     const rollback = typeof text === "string" && /^\s*rollback/i.test(text);
-    if (rollback) kept = [];
+    if (rollback) {
+      kept = [];
+      failure = undefined;
+    }
     if (kept.length) {
       const writes = writeStatements(kept).join("; ");
       kept = [];
       // The writes and the statement that follows them in one round trip, when its values can be inlined.
       const statement = !sending && !cb && typeof text === "string" ? inlined(text, values) : undefined;
       if (statement !== undefined)
-        return (query(`${writes}; ${statement}`) as Promise<unknown>).then(lastResult);
-      const p = (sending ?? Promise.resolve()).then(() => query(writes));
+        return sendingWrites(query(`${writes}; ${statement}`) as Promise<unknown>).then(lastResult);
+      const p = (sending ?? Promise.resolve()).then(() => sendingWrites(query(writes) as Promise<unknown>));
       sending = p;
       const done = () => {
         if (sending === p) sending = undefined;
@@ -372,6 +390,7 @@ function batchedWrites(client: pg.PoolClient): () => void {
   };
   return () => {
     kept = [];
+    failure = undefined;
   };
 }
 

@@ -115,6 +115,15 @@ export interface Dialect {
    */
   queueWrite(db: Kysely<any> | Transaction<any>, write: RowWrite): Promise<void>;
   /**
+   * Insert `rows` into `table` as writes of a bulk (`queueWrite`): SQLite in statements of up to 200 rows;
+   * PostgreSQL queued, so they go out as one statement with the transaction's next one (often its COMMIT).
+   */
+  queueInserts(
+    db: Kysely<any> | Transaction<any>,
+    table: string,
+    rows: readonly Record<string, unknown>[],
+  ): Promise<void>;
+  /**
    * Claim up to `want` candidates, in order, for the caller's transaction, so that no other transaction can
    * take them until it ends, and tell which are free. `keys` names the candidates (their claim keys, never
    * ""); `taken` is a query answering the keys (column `k`) of candidates already taken, and "" to veto the
@@ -191,7 +200,13 @@ export const sqliteDialect: Dialect = {
   },
   async transactionLock() {},
   queueWrite: writeNow,
-
+  async queueInserts(db, table, rows) {
+    for (let i = 0; i < rows.length; i += 200)
+      await db
+        .insertInto(table)
+        .values(rows.slice(i, i + 200))
+        .execute();
+  },
   async claim(db, keys, want, taken) {
     const t = new Set((await db.executeQuery<{ k: unknown }>(taken)).rows.map((r) => String(r.k)));
     const firstFree = firstUntaken(keys, t);
@@ -250,7 +265,9 @@ export const postgresDialect: Dialect = {
     // The write itself is the parameter (a copy: the caller may reuse its objects); it never reaches the driver.
     await db.executeQuery(CompiledQuery.raw(QUEUED_WRITE, [{ ...w, values: { ...w.values } }]));
   },
-
+  async queueInserts(db, table, rows) {
+    for (const values of rows) await this.queueWrite(db, { table, values });
+  },
   async claim(db, keys, want, taken) {
     if (!keys.length || want <= 0) return { claimed: [], tried: 0, firstFree: 0, vetoed: false };
     const takenSql = inlined(taken.sql, taken.parameters);
