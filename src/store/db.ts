@@ -352,7 +352,7 @@ function batchedWrites(client: pg.PoolClient): () => void {
       failure = e;
       throw e;
     });
-  (client as unknown as { query: Query }).query = (text, values, cb) => {
+  const send: Query = (text, values, cb) => {
     if (text === QUEUED_WRITE) {
       kept.push((values as RowWrite[])[0]!);
       return Promise.resolve(FAKE("SELECT"));
@@ -387,6 +387,17 @@ function batchedWrites(client: pg.PoolClient): () => void {
       (e) => (cb as (e: unknown) => void)(e),
     );
     return undefined;
+  };
+  // PostgreSQL answers COMMIT in a failed transaction with ROLLBACK, not an error: a transaction whose
+  // failure someone ignored must not be reported as written.
+  (client as unknown as { query: Query }).query = (text, values, cb) => {
+    const r = send(text, values, cb);
+    if (cb || typeof text !== "string" || !/^\s*commit\b/i.test(text)) return r;
+    return (r as Promise<{ command?: string } | undefined>).then((res) => {
+      if (res?.command === "ROLLBACK")
+        throw failure ?? new Error("COMMIT was answered ROLLBACK: the transaction had failed");
+      return res;
+    });
   };
   return () => {
     kept = [];

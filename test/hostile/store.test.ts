@@ -6,12 +6,13 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { after, before, describe, it } from "node:test";
+import { sql } from "kysely";
 import { configFromEnv } from "../../src/config.ts";
 import { buildApp } from "../../src/http/app.ts";
 import { registry } from "../../src/registry/index.ts";
 import { openStore } from "../../src/store/db.ts";
 import { setLockWait, setStatementBudget } from "../../src/store/sqlite-driver.ts";
-import { ENGINE, startServer, type TestServer } from "../helpers/server.ts";
+import { ENGINE, freshDatabase, startServer, type TestServer } from "../helpers/server.ts";
 
 describe("hostile filters", () => {
   let s: TestServer;
@@ -169,5 +170,30 @@ describe("SQLite: another process holding the write lock", {
       setLockWait(10_000);
     }
     assert.equal((await s.api("/api/tenancy/tenants/?name=not-written")).body.count, 0);
+  });
+});
+
+describe("a transaction whose failure was ignored", () => {
+  it("is never reported as committed (PostgreSQL answers its COMMIT with ROLLBACK, not an error)", async () => {
+    const db = freshDatabase(ENGINE, "ignored-failure");
+    const store = await openStore(db.url);
+    try {
+      await sql`CREATE TABLE probe (n INTEGER)`.execute(store.db);
+      const attempt = store.db.transaction().execute(async (trx) => {
+        await sql`INSERT INTO probe (n) VALUES (1)`.execute(trx);
+        // A statement fails and its caller carries on: PostgreSQL has aborted the transaction.
+        await sql`INSERT INTO no_such_table (n) VALUES (2)`.execute(trx).catch(() => {});
+      });
+      if (ENGINE === "postgres") await assert.rejects(attempt, /ROLLBACK/);
+      else await attempt; // SQLite keeps the transaction going: the first row is written
+      const rows = await sql<{ n: number }>`SELECT n FROM probe`.execute(store.db);
+      assert.deepEqual(
+        rows.rows.map((r) => Number(r.n)),
+        ENGINE === "postgres" ? [] : [1],
+      );
+    } finally {
+      await store.close();
+      await db.cleanup();
+    }
   });
 });
