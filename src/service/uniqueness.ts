@@ -28,7 +28,7 @@ const DEFERRED_KEY = "deferredUniqueChecks";
 
 /**
  * The deferred checks of `model` in this transaction, when a bulk create defers them: its items' unique
- * fields are then checked all at once after their rows are written (`duplicatesAfterWrite`), and a slug
+ * fields are then checked all at once after their rows are written (`deferUniqueChecks`), and a slug
  * generated from its source field is taken as generated, not looked up (service/input.ts).
  */
 export function deferredChecks(ctx: Ctx, model: Model): DeferredChecks | undefined {

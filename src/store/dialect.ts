@@ -16,8 +16,8 @@ export interface RowWrite {
 /** The text that marks a queued write for the PostgreSQL connection wrapper (db.ts); its one parameter is the `RowWrite`. */
 export const QUEUED_WRITE = "/*inventory:queued-write*/ SELECT $1";
 
-export /** The text of a parameterised statement with its values written in as literals, or undefined if one cannot be. */
-function inlined(text: string, values: unknown): string | undefined {
+/** The text of a parameterised statement with its values written in as literals, or undefined if one cannot be. */
+export function inlined(text: string, values: unknown): string | undefined {
   if (!Array.isArray(values) || values.length === 0) return text;
   const literals: string[] = [];
   for (const v of values) {
