@@ -47,6 +47,9 @@ function jsonSafe(values: Record<string, unknown>): boolean {
   return true;
 }
 
+/** Rows `queueInserts` queues at most on PostgreSQL; more are inserted at once (200 per statement). */
+const QUEUED_INSERTS_MAX = 20;
+
 /** What `Dialect.claim` got. */
 export interface Claimed {
   claimed: number[];
@@ -115,8 +118,9 @@ export interface Dialect {
    */
   queueWrite(db: Kysely<any> | Transaction<any>, write: RowWrite): Promise<void>;
   /**
-   * Insert `rows` into `table` as writes of a bulk (`queueWrite`): SQLite in statements of up to 200 rows;
-   * PostgreSQL queued, so they go out as one statement with the transaction's next one (often its COMMIT).
+   * Insert `rows` into `table` (a transaction's change log): SQLite in statements of up to 200 rows;
+   * PostgreSQL queued (`queueWrite`), so a few go out with the transaction's next statement (often its
+   * COMMIT), and more than 20 as SQLite does.
    */
   queueInserts(
     db: Kysely<any> | Transaction<any>,
@@ -266,6 +270,10 @@ export const postgresDialect: Dialect = {
     await db.executeQuery(CompiledQuery.raw(QUEUED_WRITE, [{ ...w, values: { ...w.values } }]));
   },
   async queueInserts(db, table, rows) {
+    // Many rows go out now as multi-row INSERTs with bound values: measured on a bulk PATCH of 1,000
+    // objects, a change log of 1,000 rows was 30 ms slower through one JSON literal (its object data
+    // written in, escaped and parsed again) than in five bound statements.
+    if (rows.length > QUEUED_INSERTS_MAX) return sqliteDialect.queueInserts(db, table, rows);
     for (const values of rows) await this.queueWrite(db, { table, values });
   },
   async claim(db, keys, want, taken) {
