@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { storedTime } from "../store/values.ts";
 import type { Ctx } from "./context.ts";
 import { naturalKey } from "./input.ts";
-import { type Row, statusesFor } from "./rows.ts";
+import { PENDING_KEY, type Row, statusesFor, UNTRACKED_KEY } from "./rows.ts";
 
 /** What a hook receives. */
 export interface HookArgs {
@@ -17,9 +17,9 @@ export interface HookArgs {
 }
 
 function pendingPush(ctx: Ctx, modelKey: string, id: string): void {
-  const list = (ctx.memo.get("pendingChanges") as unknown[] | undefined) ?? [];
+  const list = (ctx.memo.get(PENDING_KEY) as unknown[] | undefined) ?? [];
   list.push({ model: ctx.reg.get(modelKey), id, action: "create" });
-  ctx.memo.set("pendingChanges", list);
+  ctx.memo.set(PENDING_KEY, list);
 }
 
 /**
@@ -187,5 +187,7 @@ const HOOKS: Record<string, (ctx: Ctx, a: HookArgs) => Promise<void>> = {
 export async function runHook(ctx: Ctx, name: string, args: HookArgs): Promise<void> {
   const h = HOOKS[name];
   if (!h) throw new Error(`unknown afterWrite hook ${name}`);
+  // Hooks write rows of other models that the change list does not name (rows.ts `writtenHere`).
+  ctx.memo.set(UNTRACKED_KEY, true);
   await h(ctx, args);
 }

@@ -25,6 +25,7 @@ import {
   rowsById,
   statusesById,
   taggedModels,
+  writtenHere,
 } from "./rows.ts";
 
 /** `full`, `nested`, or an explicit list of fields (slim serializers such as circuit terminations). */
@@ -464,9 +465,17 @@ async function countsFor(
   const idList = [...ids].sort().join(",");
   const memoKey = (name: string) => `count|${model.key}|${name}|${idList}`;
   const todo: Array<[string, CountField]> = [];
+  const written = writtenHere(ctx, model);
+  // Objects created in this transaction have no rows of a model it did not write pointing at them.
+  const none = (fd: CountField) =>
+    written &&
+    !written.models.has(fd.model) &&
+    !ctx.reg.get(fd.model).readOnly &&
+    ids.every((id) => written.created.has(id));
   for (const [name, fd] of countFields) {
     const kept = phase?.get(memoKey(name)) as Map<string, number> | undefined;
     if (kept) out.set(name, kept);
+    else if (none(fd)) out.set(name, new Map(ids.map((id): [string, number] => [id, 0])));
     else if (fd.tree && model.tree) {
       const counts = new Map(ids.map((id): [string, number] => [id, 0]));
       await addTreeCounts(ctx, model, counts, ctx.reg.get(fd.model), fd.via);
@@ -500,7 +509,7 @@ async function countsFor(
     for (const q of queries.slice(1)) all = all.unionAll(q);
     for (const r of await all.execute()) out.get(todo[Number(r.f)]![0])!.set(String(r.k), Number(r.n));
   }
-  for (const [name] of todo) phase?.set(memoKey(name), out.get(name)!);
+  for (const [name] of countFields) phase?.set(memoKey(name), out.get(name)!);
   return out;
 }
 

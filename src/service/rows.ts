@@ -73,6 +73,32 @@ export function endReadBack(ctx: Ctx): void {
   ctx.memo.delete(READ_BACK);
 }
 
+/** Memo key of the changes written in the current transaction (service/write.ts `track`). */
+export const PENDING_KEY = "pendingChanges";
+/** Memo flag: an afterWrite hook wrote rows the change list does not name (service/hooks.ts `runHook`). */
+export const UNTRACKED_KEY = "untrackedWrites";
+
+/**
+ * What the current transaction wrote, for counts that need no query: the ids of `model` it created and the
+ * models it wrote rows of (its change list); undefined when a hook wrote rows the list does not name, or
+ * outside a write. A row pointing at an object created in this transaction was written in it too, so a
+ * model not written has no row pointing at it.
+ */
+export function writtenHere(
+  ctx: Ctx,
+  model: Model,
+): { created: Set<string>; models: Set<string> } | undefined {
+  const list = ctx.memo.get(PENDING_KEY) as Array<{ model: Model; id: string; action: string }> | undefined;
+  if (!list || ctx.memo.get(UNTRACKED_KEY)) return undefined;
+  const created = new Set<string>();
+  const models = new Set<string>();
+  for (const c of list) {
+    models.add(c.model.key);
+    if (c.action === "create" && c.model.key === model.key) created.add(c.id);
+  }
+  return { created, models };
+}
+
 /** Fetch rows by id, as a map. */
 export async function rowsById(ctx: Ctx, model: Model, ids: readonly unknown[]): Promise<Map<string, Row>> {
   const rows = await rowsWhereIn(ctx, model, "id", ids);

@@ -39,6 +39,7 @@ import {
   endReadBack,
   findRecords,
   getRecord,
+  PENDING_KEY,
   type Row,
   rowsById,
   rowsWhereIn,
@@ -59,13 +60,11 @@ interface PendingChange {
   related?: { type: string; id: string };
 }
 
-const pendingKey = "pendingChanges";
-
 function pending(ctx: Ctx): PendingChange[] {
-  let p = ctx.memo.get(pendingKey) as PendingChange[] | undefined;
+  let p = ctx.memo.get(PENDING_KEY) as PendingChange[] | undefined;
   if (!p) {
     p = [];
-    ctx.memo.set(pendingKey, p);
+    ctx.memo.set(PENDING_KEY, p);
   }
   return p;
 }
@@ -576,7 +575,7 @@ export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Prom
  */
 export async function flushChanges(ctx: Ctx): Promise<void> {
   const list = pending(ctx);
-  ctx.memo.delete(pendingKey);
+  ctx.memo.delete(PENDING_KEY);
   const tokens = ctx.memo.get(TOKENS_TO_REWRITE) as Set<string> | undefined;
   ctx.memo.delete(TOKENS_TO_REWRITE);
   for (const key of tokens ?? []) await newToken(ctx.db, key);

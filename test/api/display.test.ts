@@ -75,4 +75,37 @@ describe("display strings", () => {
     });
     assert.equal(rel.display, "uplink pair");
   });
+  it("count fields of a created object count the rows its own write touched (a hook) and nothing else", async () => {
+    // A created object's counts are known without a query when nothing else in the transaction could point
+    // at it; a virtual chassis created with a master has one member, set by its hook in the same write.
+    const site = await create(s, "/api/dcim/sites/", { name: "Count site", status: "active" });
+    const mfr = await create(s, "/api/dcim/manufacturers/", { name: "Count mfr" });
+    const dt = await create(s, "/api/dcim/device-types/", { manufacturer: mfr.id, model: "C1" });
+    const role = await create(s, "/api/dcim/device-roles/", { name: "Count role" });
+    const dev = await create(s, "/api/dcim/devices/", {
+      name: "count-master",
+      device_type: dt.id,
+      device_role: role.id,
+      site: site.id,
+      status: "active",
+    });
+    const vc = await create(s, "/api/dcim/virtual-chassis/", { name: "count-stack", master: dev.id });
+    assert.equal(vc.member_count, 1);
+    const logged = await s.api(`/api/extras/object-changes/?changed_object_id=${vc.id}`);
+    assert.equal(logged.body.results[0].object_data.member_count, 1);
+    const fresh = await create(s, "/api/tenancy/tenant-groups/", { name: "Count group" });
+    assert.equal(fresh.tenant_count, 0);
+    const [t1, t2] = (
+      await s.api("/api/tenancy/tenants/", {
+        method: "POST",
+        body: [
+          { name: "count-t1", group: fresh.id },
+          { name: "count-t2", group: fresh.id },
+        ],
+      })
+    ).body;
+    assert.equal(t1.group.id, fresh.id);
+    assert.equal(t2.group.id, fresh.id);
+    assert.equal((await s.api(`/api/tenancy/tenant-groups/${fresh.id}/`)).body.tenant_count, 2);
+  });
 });
