@@ -9,7 +9,7 @@ import { orderColumns } from "../store/ordering.ts";
 import { type CablePath, pathsOf } from "./cable-paths.ts";
 import { type Ctx, definitionsMemo } from "./context.ts";
 import { type Mode, nestedFor } from "./represent.ts";
-import { chunks, type Row, rowsById, rowsWhereIn } from "./rows.ts";
+import { chunks, type Row, rowsById, rowsWhereIn, selfReferences } from "./rows.ts";
 
 type Loader = (
   ctx: Ctx,
@@ -369,6 +369,7 @@ const LOADERS: Record<string, Loader> = {
       model,
       "nat_inside_id",
       rows.map((r) => r.id),
+      () => selfReferences(ctx, model, rows, "nat_inside_id"),
     );
     const objs = await nestedFor(
       ctx,

@@ -18,19 +18,26 @@ export function chunks<T>(list: readonly T[], size = CHUNK): T[][] {
   return out;
 }
 
-/** Fetch rows of `model` whose `column` is in `values` (one query per 2000 values). */
+/**
+ * Fetch rows of `model` whose `column` is in `values` (one query per 2000 values). `known`, when it answers,
+ * gives the rows without a query (`selfReferences`).
+ */
 export async function rowsWhereIn(
   ctx: Ctx,
   model: Model,
   column: string,
   values: readonly unknown[],
+  known?: () => Row[] | undefined,
 ): Promise<Row[]> {
   const uniq = [...new Set(values.filter((v) => v !== null && v !== undefined))];
   if (!uniq.length) return [];
   const phase = readBackMemo(ctx);
   const key = phase ? `${model.table}|${column}|${uniq.map(String).sort().join(",")}` : "";
-  const kept = phase?.get(key) as Row[] | undefined;
-  if (kept) return kept;
+  const kept = (phase?.get(key) as Row[] | undefined) ?? known?.();
+  if (kept) {
+    phase?.set(key, kept);
+    return kept;
+  }
   const out: Row[] = [];
   const d = ctx.store.dialect;
   for (const part of chunks(uniq)) {
@@ -97,6 +104,22 @@ export function writtenHere(
     if (c.action === "create" && c.model.key === model.key) created.add(c.id);
   }
   return { created, models };
+}
+
+/**
+ * The rows of `model` whose `via` points at one of `rows` (of the same model), known without a query when
+ * this transaction created every one of `rows` and wrote no other row of `model`: a row pointing at an
+ * object created in it was written in it, so it is one of `rows` (an IP address's `nat_outside` in the
+ * response to its create). Undefined otherwise (`writtenHere`).
+ */
+export function selfReferences(ctx: Ctx, model: Model, rows: readonly Row[], via: string): Row[] | undefined {
+  const written = writtenHere(ctx, model);
+  if (!written) return undefined;
+  const ids = new Set(rows.map((r) => String(r.id)));
+  const list = ctx.memo.get(PENDING_KEY) as Array<{ model: Model; id: string; action: string }>;
+  const others = list.some((c) => c.model.key === model.key && (c.action !== "create" || !ids.has(c.id)));
+  if (others || [...ids].some((id) => !written.created.has(id))) return undefined;
+  return rows.filter((r) => r[via] !== null && r[via] !== undefined && ids.has(String(r[via])));
 }
 
 /** Fetch rows by id, as a map. */

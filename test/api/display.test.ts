@@ -108,4 +108,32 @@ describe("display strings", () => {
     assert.equal(t2.group.id, fresh.id);
     assert.equal((await s.api(`/api/tenancy/tenant-groups/${fresh.id}/`)).body.tenant_count, 2);
   });
+  it("nat_outside in a create's response, one by one and in bulk, matches a read afterwards", async () => {
+    const inside = await create(s, "/api/ipam/ip-addresses/", { address: "10.77.0.1/24", status: "active" });
+    assert.equal(inside.nat_outside, null);
+    const outside = await create(s, "/api/ipam/ip-addresses/", {
+      address: "192.0.2.77/32",
+      status: "active",
+      nat_inside: inside.id,
+    });
+    assert.equal(outside.nat_outside, null);
+    assert.equal((await s.api(`/api/ipam/ip-addresses/${inside.id}/`)).body.nat_outside.id, outside.id);
+    // Within one bulk: the second item points at the first by its address.
+    const pair = await s.api("/api/ipam/ip-addresses/", {
+      method: "POST",
+      body: [
+        { address: "10.77.1.1/24", status: "active" },
+        { address: "192.0.2.78/32", status: "active", nat_inside: { address: "10.77.1.1/24" } },
+      ],
+    });
+    assert.equal(pair.status, 201, JSON.stringify(pair.body));
+    assert.equal(pair.body[1].nat_inside.id, pair.body[0].id);
+    assert.equal(pair.body[0].nat_outside?.id, pair.body[1].id);
+    const logged = await s.api(`/api/extras/object-changes/?changed_object_id=${pair.body[0].id}`);
+    assert.equal(logged.body.results[0].object_data.nat_outside?.id, pair.body[1].id);
+    assert.equal(
+      (await s.api(`/api/ipam/ip-addresses/${pair.body[0].id}/`)).body.nat_outside.id,
+      pair.body[1].id,
+    );
+  });
 });
