@@ -286,7 +286,7 @@ export const postgresDialect: Dialect = {
     // from being locked; the subqueries run once), then what is taken, in a statement of its own, so after
     // the claims: one simple-protocol query, the values written in.
     const text = [
-      `SELECT set_config('inventory.claimed', coalesce((SELECT array_agg(c.i) FROM (SELECT k.i FROM unnest(${list}) WITH ORDINALITY AS k(key, i) WHERE NOT EXISTS (SELECT 1 FROM (${takenSql}) v WHERE v.k = '') AND CASE WHEN k.key IN (SELECT t.k FROM (${takenSql}) t) THEN false ELSE pg_try_advisory_xact_lock(hashtextextended(k.key, 0)) END LIMIT ${Math.floor(want)}) c), '{}')::text, true)`,
+      `WITH t AS MATERIALIZED (${takenSql}) SELECT set_config('inventory.claimed', coalesce((SELECT array_agg(c.i) FROM (SELECT k.i FROM unnest(${list}) WITH ORDINALITY AS k(key, i) WHERE NOT EXISTS (SELECT 1 FROM t WHERE t.k = '') AND CASE WHEN k.key IN (SELECT t.k FROM t) THEN false ELSE pg_try_advisory_xact_lock(hashtextextended(k.key, 0)) END LIMIT ${Math.floor(want)}) c), '{}')::text, true)`,
       `SELECT current_setting('inventory.claimed') AS c, coalesce((SELECT array_agg(t.k) FROM (${takenSql}) t), '{}')::text AS t`,
     ].join("; ");
     const r = await db.executeQuery<{ c: string; t: string }>(CompiledQuery.raw(text, []));
