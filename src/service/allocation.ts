@@ -101,7 +101,18 @@ function usable(p: Parent): [bigint, bigint] {
  * taken address: the scan still reads what is taken from `next` on. Per store, keyed by the parent's id and
  * the range and scope it had; bounded in size.
  */
-const hints = new WeakMap<object, Map<string, { next: bigint; space: string | null }>>();
+type Hint = { next: bigint; space: string | null };
+const hints = new WeakMap<object, Map<string, Hint>>();
+
+/** This process's hints for the parents of the context's store (parent key → hint). */
+function hintsOf(ctx: Ctx): Map<string, Hint> {
+  let byParent = hints.get(ctx.store);
+  if (!byParent) {
+    byParent = new Map();
+    hints.set(ctx.store, byParent);
+  }
+  return byParent;
+}
 const MAX_HINTS = 10_000;
 
 function hintKey(p: Parent): string {
@@ -155,8 +166,7 @@ async function takenFrom(
  */
 async function* freeHosts(ctx: Ctx, p: Parent): AsyncGenerator<bigint> {
   const [lo, hi] = usable(p);
-  const byParent = hints.get(ctx.store) ?? new Map<string, { next: bigint; space: string | null }>();
-  hints.set(ctx.store, byParent);
+  const byParent = hintsOf(ctx);
   const key = hintKey(p);
   const hint = byParent.get(key);
   let cursor = hint && hint.next > lo ? hint.next : lo;
@@ -213,17 +223,11 @@ function takenQuery(ctx: Ctx, p: Parent, hosts: readonly bigint[], space?: { val
     p,
   );
   if (space === undefined) return taken.compile();
-  const token = ctx.db
-    .selectFrom("inventory_meta")
+  const token = ctx.db.selectFrom("inventory_meta").select("value").where("key", "=", ADDRESS_SPACE_KEY);
+  const changed = ctx.db
+    .selectFrom(sql`(SELECT 1)`.as("one"))
     .select(sql<string>`''`.as("k"))
-    .where("key", "=", ADDRESS_SPACE_KEY);
-  const changed =
-    space.value === null
-      ? token
-      : ctx.db
-          .selectFrom(sql`(SELECT 1)`.as("one"))
-          .select(sql<string>`''`.as("k"))
-          .where((eb: any) => eb.not(eb.exists(token.where("value", "=", space.value))));
+    .where(token, "is distinct from", space.value);
   return taken.unionAll(changed).compile();
 }
 
@@ -253,8 +257,8 @@ function claimHosts(
 async function claimFreeHosts(ctx: Ctx, p: Parent, want: number): Promise<bigint[]> {
   const chosen: bigint[] = [];
   const [lo, hi] = usable(p);
-  const byParent = hints.get(ctx.store);
-  const hint = byParent?.get(hintKey(p));
+  const byParent = hintsOf(ctx);
+  const hint = byParent.get(hintKey(p));
   if (hint && hint.next >= lo && hint.next <= hi) {
     const hosts: bigint[] = [];
     for (let v = hint.next; v <= hi && hosts.length < want + SPARE_CANDIDATES; v++) hosts.push(v);
@@ -262,7 +266,7 @@ async function claimFreeHosts(ctx: Ctx, p: Parent, want: number): Promise<bigint
     if (!r.vetoed) {
       // Every candidate before the first free one was taken while the token read the hint's value.
       const next = r.firstFree < hosts.length ? hosts[r.firstFree]! : hosts.at(-1)! + 1n;
-      byParent!.set(hintKey(p), { next, space: hint.space });
+      byParent.set(hintKey(p), { next, space: hint.space });
       chosen.push(...r.claimed.map((i) => hosts[i]!));
       if (chosen.length === want) return chosen;
     }

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { storedTime } from "../store/values.ts";
 import type { Ctx } from "./context.ts";
 import { naturalKey } from "./input.ts";
-import { PENDING_KEY, type Row, statusesFor, UNTRACKED_KEY } from "./rows.ts";
+import { changeList, type Row, statusesFor, UNTRACKED_KEY } from "./rows.ts";
 
 /** What a hook receives. */
 export interface HookArgs {
@@ -17,9 +17,7 @@ export interface HookArgs {
 }
 
 function pendingPush(ctx: Ctx, modelKey: string, id: string): void {
-  const list = (ctx.memo.get(PENDING_KEY) as unknown[] | undefined) ?? [];
-  list.push({ model: ctx.reg.get(modelKey), id, action: "create" });
-  ctx.memo.set(PENDING_KEY, list);
+  changeList(ctx).push({ model: ctx.reg.get(modelKey), id, action: "create" });
 }
 
 /**

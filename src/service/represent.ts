@@ -25,6 +25,7 @@ import {
   rowsById,
   statusesById,
   taggedModels,
+  unionAll,
   writtenHere,
 } from "./rows.ts";
 
@@ -465,6 +466,7 @@ async function countsFor(
   const idList = [...ids].sort().join(",");
   const memoKey = (name: string) => `count|${model.key}|${name}|${idList}`;
   const todo: Array<[string, CountField]> = [];
+  const zeros = () => new Map(ids.map((id): [string, number] => [id, 0]));
   const written = writtenHere(ctx, model);
   // Objects created in this transaction have no rows of a model it did not write pointing at them.
   const none = (fd: CountField) =>
@@ -475,9 +477,9 @@ async function countsFor(
   for (const [name, fd] of countFields) {
     const kept = phase?.get(memoKey(name)) as Map<string, number> | undefined;
     if (kept) out.set(name, kept);
-    else if (none(fd)) out.set(name, new Map(ids.map((id): [string, number] => [id, 0])));
+    else if (none(fd)) out.set(name, zeros());
     else if (fd.tree && model.tree) {
-      const counts = new Map(ids.map((id): [string, number] => [id, 0]));
+      const counts = zeros();
       await addTreeCounts(ctx, model, counts, ctx.reg.get(fd.model), fd.via);
       out.set(name, counts);
     } else {
@@ -505,9 +507,8 @@ async function countsFor(
       if (via?.kind === "gfk") q = q.where(`${fd.via}_type`, "=", model.key);
       return q.groupBy(col);
     });
-    let all = queries[0]!;
-    for (const q of queries.slice(1)) all = all.unionAll(q);
-    for (const r of await all.execute()) out.get(todo[Number(r.f)]![0])!.set(String(r.k), Number(r.n));
+    for (const r of await unionAll(queries).execute())
+      out.get(todo[Number(r.f)]![0])!.set(String(r.k), Number(r.n));
   }
   for (const [name] of countFields) phase?.set(memoKey(name), out.get(name)!);
   return out;

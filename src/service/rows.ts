@@ -18,6 +18,11 @@ export function chunks<T>(list: readonly T[], size = CHUNK): T[][] {
   return out;
 }
 
+/** Several SELECTs of one shape (at least one) as one statement (`UNION ALL`, in order): one round trip. */
+export function unionAll<Q extends { unionAll(other: Q): Q }>(queries: readonly Q[]): Q {
+  return queries.slice(1).reduce((all, q) => all.unionAll(q), queries[0]!);
+}
+
 /**
  * Fetch rows of `model` whose `column` is in `values` (one query per 2000 values). `known`, when it answers,
  * gives the rows without a query (`selfReferences`).
@@ -81,9 +86,42 @@ export function endReadBack(ctx: Ctx): void {
 }
 
 /** Memo key of the changes written in the current transaction (service/write.ts `track`). */
-export const PENDING_KEY = "pendingChanges";
+const PENDING_KEY = "pendingChanges";
 /** Memo flag: an afterWrite hook wrote rows the change list does not name (service/hooks.ts `runHook`). */
 export const UNTRACKED_KEY = "untrackedWrites";
+
+/** A change noted for the change log: what `changeList` holds (service/write.ts adds pre-change data). */
+export interface NotedChange {
+  model: Model;
+  id: string;
+  action: "create" | "update" | "delete";
+}
+
+/** The change list of the current transaction, created empty on first use (service/write.ts `track`). */
+export function changeList<C extends NotedChange = NotedChange>(ctx: Ctx): C[] {
+  let list = ctx.memo.get(PENDING_KEY) as C[] | undefined;
+  if (!list) {
+    list = [];
+    ctx.memo.set(PENDING_KEY, list);
+  }
+  return list;
+}
+
+/** Take the change list of the current transaction away (service/write.ts `flushChanges`). */
+export function takeChangeList<C extends NotedChange = NotedChange>(ctx: Ctx): C[] {
+  const list = changeList<C>(ctx);
+  ctx.memo.delete(PENDING_KEY);
+  return list;
+}
+
+/**
+ * The changes of the current transaction when every written row is in them: undefined outside a write or
+ * when a hook wrote rows the list does not name (`UNTRACKED_KEY`).
+ */
+function completeChanges(ctx: Ctx): readonly NotedChange[] | undefined {
+  const list = ctx.memo.get(PENDING_KEY) as NotedChange[] | undefined;
+  return list && !ctx.memo.get(UNTRACKED_KEY) ? list : undefined;
+}
 
 /**
  * What the current transaction wrote, for counts that need no query: the ids of `model` it created and the
@@ -95,8 +133,8 @@ export function writtenHere(
   ctx: Ctx,
   model: Model,
 ): { created: Set<string>; models: Set<string> } | undefined {
-  const list = ctx.memo.get(PENDING_KEY) as Array<{ model: Model; id: string; action: string }> | undefined;
-  if (!list || ctx.memo.get(UNTRACKED_KEY)) return undefined;
+  const list = completeChanges(ctx);
+  if (!list) return undefined;
   const created = new Set<string>();
   const models = new Set<string>();
   for (const c of list) {
@@ -108,17 +146,21 @@ export function writtenHere(
 
 /**
  * The rows of `model` whose `via` points at one of `rows` (of the same model), known without a query when
- * this transaction created every one of `rows` and wrote no other row of `model`: a row pointing at an
- * object created in it was written in it, so it is one of `rows` (an IP address's `nat_outside` in the
- * response to its create). Undefined otherwise (`writtenHere`).
+ * this transaction's only writes of `model` are the creates of `rows`: a row pointing at an object created
+ * in it was written in it, so it is one of `rows` (an IP address's `nat_outside` in the response to its
+ * create). Undefined otherwise.
  */
 export function selfReferences(ctx: Ctx, model: Model, rows: readonly Row[], via: string): Row[] | undefined {
-  const written = writtenHere(ctx, model);
-  if (!written) return undefined;
+  const list = completeChanges(ctx);
+  if (!list) return undefined;
   const ids = new Set(rows.map((r) => String(r.id)));
-  const list = ctx.memo.get(PENDING_KEY) as Array<{ model: Model; id: string; action: string }>;
-  const others = list.some((c) => c.model.key === model.key && (c.action !== "create" || !ids.has(c.id)));
-  if (others || [...ids].some((id) => !written.created.has(id))) return undefined;
+  const created = new Set<string>();
+  for (const c of list) {
+    if (c.model.key !== model.key) continue;
+    if (c.action !== "create" || !ids.has(c.id)) return undefined;
+    created.add(c.id);
+  }
+  if (created.size !== ids.size) return undefined;
   return rows.filter((r) => r[via] !== null && r[via] !== undefined && ids.has(String(r[via])));
 }
 

@@ -10,7 +10,7 @@ import type { UniqueTogether } from "../registry/meta.ts";
 import { uniqueIndexFor } from "../store/ddl.ts";
 import type { Ctx } from "./context.ts";
 import { type ErrorBag, ValidationError } from "./errors.ts";
-import { chunks, columnOf, type Row } from "./rows.ts";
+import { chunks, columnOf, type Row, unionAll } from "./rows.ts";
 
 function verboseField(name: string): string {
   return name.replace(/_/g, " ");
@@ -72,9 +72,7 @@ export async function deferUniqueChecks(ctx: Ctx, model: Model, fn: () => Promis
   }
   // Up to four parts (2,000 values) per statement.
   for (const group of chunks(queries, 4)) {
-    let all = group[0]!;
-    for (const q of group.slice(1)) all = all.unionAll(q);
-    if ((await all.execute()).length) return false;
+    if ((await unionAll(group).execute()).length) return false;
   }
   return true;
 }
@@ -144,9 +142,8 @@ export async function checkUnique(
     checks.push({ q, key, message });
   }
   if (!checks.length) return;
-  let all = checks[0]!.q;
-  for (const c of checks.slice(1)) all = all.unionAll(c.q);
-  const hit = new Set((await all.execute()).map((r: { r: unknown }) => Number(r.r)));
+  const all = await unionAll(checks.map((c) => c.q)).execute();
+  const hit = new Set(all.map((r: { r: unknown }) => Number(r.r)));
   checks.forEach((c, i) => {
     if (hit.has(i)) errors.add(c.key, c.message);
   });

@@ -35,16 +35,18 @@ import { checkRequiredRelationships, parseRelationships, saveRelationships } fro
 import { detailUrl, nestedFor, represent } from "./represent.ts";
 import {
   beginReadBack,
+  changeList,
   chunks,
   endReadBack,
   findRecords,
   getRecord,
-  PENDING_KEY,
+  type NotedChange,
   type Row,
   rowsById,
   rowsWhereIn,
   statusesFor,
   taggedModels,
+  takeChangeList,
   toRecord,
   toRecords,
 } from "./rows.ts";
@@ -52,21 +54,9 @@ import { checkUnique, deferUniqueChecks, uniqueViolation } from "./uniqueness.ts
 import { runServiceValidator } from "./validators.ts";
 
 /** A change to log: pre-change snapshot captured for updates and deletes. */
-interface PendingChange {
-  model: Model;
-  id: string;
-  action: "create" | "update" | "delete";
+interface PendingChange extends NotedChange {
   prechange?: Record<string, unknown>;
   related?: { type: string; id: string };
-}
-
-function pending(ctx: Ctx): PendingChange[] {
-  let p = ctx.memo.get(PENDING_KEY) as PendingChange[] | undefined;
-  if (!p) {
-    p = [];
-    ctx.memo.set(PENDING_KEY, p);
-  }
-  return p;
 }
 
 /**
@@ -75,7 +65,7 @@ function pending(ctx: Ctx): PendingChange[] {
  * SPACE_MODELS row rewrites the address-space token (flushChanges).
  */
 function track(ctx: Ctx, change: PendingChange): void {
-  pending(ctx).push(change);
+  changeList<PendingChange>(ctx).push(change);
   endReadBack(ctx);
   if (DEFINITION_MODELS.has(change.model.key)) definitionWritten(ctx);
   if (change.action === "delete" && SPACE_MODELS.has(change.model.key))
@@ -574,8 +564,7 @@ export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Prom
  * Read-only models (object changes, deliveries, content types) are not change-logged.
  */
 export async function flushChanges(ctx: Ctx): Promise<void> {
-  const list = pending(ctx);
-  ctx.memo.delete(PENDING_KEY);
+  const list = takeChangeList<PendingChange>(ctx);
   const tokens = ctx.memo.get(TOKENS_TO_REWRITE) as Set<string> | undefined;
   ctx.memo.delete(TOKENS_TO_REWRITE);
   for (const key of tokens ?? []) await newToken(ctx.db, key);

@@ -37,6 +37,19 @@ async function writeNow(db: Kysely<any> | Transaction<any>, w: RowWrite): Promis
   else await db.updateTable(w.table).set(w.values).where("id", "=", w.id).execute();
 }
 
+/** Insert rows now, 200 per statement. */
+async function insertInChunks(
+  db: Kysely<any> | Transaction<any>,
+  table: string,
+  rows: readonly Record<string, unknown>[],
+): Promise<void> {
+  for (let i = 0; i < rows.length; i += 200)
+    await db
+      .insertInto(table)
+      .values(rows.slice(i, i + 200))
+      .execute();
+}
+
 /** Whether every value survives a JSON round trip unchanged (text, finite numbers, booleans, null). */
 function jsonSafe(values: Record<string, unknown>): boolean {
   for (const v of Object.values(values)) {
@@ -204,13 +217,7 @@ export const sqliteDialect: Dialect = {
   },
   async transactionLock() {},
   queueWrite: writeNow,
-  async queueInserts(db, table, rows) {
-    for (let i = 0; i < rows.length; i += 200)
-      await db
-        .insertInto(table)
-        .values(rows.slice(i, i + 200))
-        .execute();
-  },
+  queueInserts: insertInChunks,
   async claim(db, keys, want, taken) {
     const t = new Set((await db.executeQuery<{ k: unknown }>(taken)).rows.map((r) => String(r.k)));
     const firstFree = firstUntaken(keys, t);
@@ -273,7 +280,7 @@ export const postgresDialect: Dialect = {
     // Many rows go out now as multi-row INSERTs with bound values: measured on a bulk PATCH of 1,000
     // objects, a change log of 1,000 rows was 30 ms slower through one JSON literal (its object data
     // written in, escaped and parsed again) than in five bound statements.
-    if (rows.length > QUEUED_INSERTS_MAX) return sqliteDialect.queueInserts(db, table, rows);
+    if (rows.length > QUEUED_INSERTS_MAX) return insertInChunks(db, table, rows);
     for (const values of rows) await this.queueWrite(db, { table, values });
   },
   async claim(db, keys, want, taken) {
