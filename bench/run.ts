@@ -3,10 +3,12 @@
  * synthetic growth through the service layer), start the server in a child process, and drive it over
  * loopback with autocannon. Prints requests/s, p50/p99 latency and rows/s per scenario, each as a ratio
  * to the framework floor (`GET /health`), and writes bench/results/<date>-<engine>.json.
+ * `--only "available-ips,POST one IP"` runs only the request scenarios whose names contain one of the texts
+ * (no bulk or webhook figures) and writes <date>-<engine>-partial.json (not kept in git).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -32,6 +34,9 @@ const { values: args } = parseArgs({
     "webhook-changes": { type: "string", default: "200" },
     "webhook-bulk": { type: "string", default: "500" },
     "only-webhooks": { type: "boolean", default: false },
+    // Only the request scenarios whose name contains one of these comma-separated texts (and the floor);
+    // no bulk or webhook figures.
+    only: { type: "string" },
     // Issue 13: re-run the REST read and write scenarios against `serve --workers N` for each N listed.
     processes: { type: "string", default: "1" },
     // Issue 13: serve with `--database-replica` on a throwaway primary and streaming replica (pg_basebackup).
@@ -332,9 +337,43 @@ for (const sc of scenarios.filter((x) => x.path === "/api/graphql/")) {
   );
 }
 
+/**
+ * CPU time used so far, in ms (user + system, from /proc; 0 where /proc is missing): of the process `pid`,
+ * and of every process named `postgres` (the database's backends; the bench is the only client then).
+ */
+function cpuMs(pid: number | undefined): { server: number; database: number } {
+  const ticks = (stat: string) => {
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15)
+  };
+  const hz = 100; // USER_HZ on Linux
+  let server = 0;
+  let database = 0;
+  try {
+    if (pid) server = ticks(readFileSync(`/proc/${pid}/stat`, "utf8"));
+    for (const d of readdirSync("/proc")) {
+      if (!/^\d+$/.test(d)) continue;
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+        if (stat.includes("(postgres)")) database += ticks(stat);
+      } catch {
+        // the process ended meanwhile
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return { server: (server * 1000) / hz, database: (database * 1000) / hz };
+}
+
 const results: Array<Record<string, unknown>> = [];
-/** Drive one scenario against `url` with autocannon; record and print its figures under `name`. */
+/**
+ * Drive one scenario against `url` with autocannon; record and print its figures under `name`: requests/s,
+ * latency, and the CPU time per request of the server process and of PostgreSQL (ms; steadier than
+ * requests/s on a small shared machine, where autocannon competes for the same cores).
+ */
 async function drive(sc: Scenario, url: string, connections: number, name = sc.name): Promise<void> {
+  const before = cpuMs(child.pid);
   const r = await autocannon({
     url,
     method: sc.method ?? "GET",
@@ -349,7 +388,13 @@ async function drive(sc: Scenario, url: string, connections: number, name = sc.n
         }
       : {}),
   } as any);
+  const after = cpuMs(child.pid);
   const rps = r.requests.average;
+  const served = Math.max(1, r.requests.total);
+  // Per request, when this scenario ran against the bench's own server (not a `--workers N` one).
+  const own = url.startsWith(base);
+  const serverCpu = own ? (after.server - before.server) / served : null;
+  const databaseCpu = engine === "postgres" ? (after.database - before.database) / served : null;
   results.push({
     scenario: name,
     rps,
@@ -358,12 +403,24 @@ async function drive(sc: Scenario, url: string, connections: number, name = sc.n
     rowsPerSec: rps * sc.rows,
     non2xx: r.non2xx,
     errors: r.errors,
+    serverCpuMs: serverCpu,
+    databaseCpuMs: databaseCpu,
   });
+  const cpu = [
+    serverCpu === null ? "" : ` server ${serverCpu.toFixed(3)}`,
+    databaseCpu === null ? "" : ` database ${databaseCpu.toFixed(3)}`,
+  ].join("");
   log(
-    `  ${name}: ${rps.toFixed(0)} req/s p50 ${r.latency.p50} ms p99 ${r.latency.p99} ms${r.non2xx ? ` (non-2xx ${r.non2xx})` : ""}`,
+    `  ${name}: ${rps.toFixed(0)} req/s p50 ${r.latency.p50} ms p99 ${r.latency.p99} ms${cpu ? `; CPU ms/request${cpu}` : ""}${r.non2xx ? ` (non-2xx ${r.non2xx})` : ""}`,
   );
 }
-for (const sc of args["only-webhooks"] ? scenarios.slice(0, 1) : scenarios)
+const only = args.only?.split(",").map((x) => x.trim().toLowerCase());
+const chosen = args["only-webhooks"]
+  ? scenarios.slice(0, 1)
+  : only
+    ? scenarios.filter((x, i) => i === 0 || only.some((o) => x.name.toLowerCase().includes(o)))
+    : scenarios;
+for (const sc of chosen)
   await drive(sc, `${base}${sc.path}`, sc.connections ?? (sc.rows >= 1000 ? 2 : Number(args.connections)));
 
 // 4b. The REST scenarios again with N API processes (`serve --workers N`), for each N > 1 of --processes.
@@ -402,7 +459,7 @@ const timed = async (scenario: string, method: string, path: string, body: unkno
   bulkResults.push({ scenario, seconds, rowsPerSec: rows / seconds, status: r.status });
   log(`  ${scenario}: ${seconds.toFixed(2)} s, ${(rows / seconds).toFixed(0)} rows/s (HTTP ${r.status})`);
 };
-if (!args["only-webhooks"]) {
+if (!args["only-webhooks"] && !only) {
   await timed(
     "bulk POST 1,000 IP addresses",
     "POST",
@@ -432,7 +489,7 @@ if (!args["only-webhooks"]) {
 
 // 6. Webhooks: commit-to-delivery latency and deliveries/s with a local receiver.
 const webhookResults: WebhookFigures[] = [];
-for (const n of [1, 10]) {
+for (const n of only ? [] : [1, 10]) {
   const w = await webhookBench(base, headers, n, {
     changes: Number(args["webhook-changes"]),
     bulk: Number(args["webhook-bulk"]),
@@ -445,7 +502,10 @@ for (const n of [1, 10]) {
 child.kill("SIGTERM");
 
 const floor = Number(results[0]!.rps) || 1;
-const table = new Table({ head: ["scenario", "req/s", "p50 ms", "p99 ms", "rows/s", "× floor"] });
+const table = new Table({
+  head: ["scenario", "req/s", "p50 ms", "p99 ms", "rows/s", "× floor", "CPU ms/req server", "database"],
+});
+const ms = (v: unknown) => (typeof v === "number" ? v.toFixed(3) : "");
 for (const r of results) {
   table.push([
     String(r.scenario),
@@ -454,11 +514,15 @@ for (const r of results) {
     String(r.p99),
     Number(r.rowsPerSec).toFixed(0),
     (Number(r.rps) / floor).toFixed(3),
+    ms(r.serverCpuMs),
+    ms(r.databaseCpuMs),
   ]);
 }
 table.push([
   "NetBox demo import (s)",
   importSeconds === null ? "n/a" : importSeconds.toFixed(2),
+  "",
+  "",
   "",
   "",
   "",
@@ -472,7 +536,7 @@ log(wtable.toString());
 mkdirSync("bench/results", { recursive: true });
 const out = join(
   "bench/results",
-  `${new Date().toISOString().slice(0, 10)}-${engine}${replicaUrl ? "-replica" : ""}.json`,
+  `${new Date().toISOString().slice(0, 10)}-${engine}${replicaUrl ? "-replica" : ""}${only ? "-partial" : ""}.json`,
 );
 writeFileSync(
   out,
