@@ -10,7 +10,7 @@ import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
 import type { Registry } from "../registry/index.ts";
-import { makeCtx } from "../service/context.ts";
+import { knownDefinitionsToken, makeCtx } from "../service/context.ts";
 import { AppError, PermissionDenied } from "../service/errors.ts";
 import { type Grants, loadGrants } from "../service/permissions.ts";
 import { actorFromSessionCookie } from "../service/sessions.ts";
@@ -49,6 +49,8 @@ declare module "fastify" {
     dataToken: string | undefined;
     /** The definitions token read when the request arrived (`Store.freshTokens`). */
     definitionsToken: string | undefined;
+    /** A write's assumed definitions token instead (service/context.ts `Ctx.assumedDefinitions`). */
+    assumedDefinitions: string | undefined;
     /** The replica's database when this read goes there (`--database-replica`). */
     readDb: Kysely<any> | undefined;
   }
@@ -198,7 +200,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     // Reads (and GraphQL, which only reads) take the data token now, before anything is read. With a
     // replica they go there, unless it has not yet replayed this user's last write (read-your-writes).
-    // Writes take only the definitions token (their data is read inside their transaction).
+    // Writes take only the definitions token (their data is read inside their transaction); where reading it
+    // costs a round trip they assume the one this process last read, which their transaction checks.
     if (SAFE.has(req.method) || path === "/api/graphql/") {
       const replica = store.replica;
       const state = replica
@@ -209,7 +212,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         req.dataToken = state.tokens.data;
         req.definitionsToken = state.tokens.definitions;
       } else ({ data: req.dataToken, definitions: req.definitionsToken } = await store.freshTokens());
-    } else if (req.auth.actor) req.definitionsToken = (await store.freshTokens()).definitions;
+    } else if (req.auth.actor) {
+      const known = store.assumeDefinitions ? knownDefinitionsToken(store) : undefined;
+      if (known !== undefined) req.assumedDefinitions = known;
+      else req.definitionsToken = (await store.freshTokens()).definitions;
+    }
     req.grants =
       req.auth.actor && !req.auth.actor.isSuperuser
         ? await loadGrants(makeCtx({ store, reg, settings }), req.auth.actor)

@@ -146,6 +146,7 @@ export function makeKit(store: Store, reg: Registry, config: Config, settings: S
         cached: req.method === "GET" || req.method === "HEAD" || req.dataToken !== undefined,
         token: req.dataToken,
         definitionsToken: req.definitionsToken,
+        assumedDefinitions: req.assumedDefinitions,
         db: req.readDb,
         grants: req.grants,
       }),

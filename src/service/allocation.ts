@@ -16,7 +16,7 @@ import type { Model } from "../registry/index.ts";
 import { ADDRESS_SPACE_KEY } from "../store/db.ts";
 import type { Ctx } from "./context.ts";
 import { AppError, ValidationError } from "./errors.ts";
-import { type Row, statusesById } from "./rows.ts";
+import { prefetchRows, type Row, statusesById } from "./rows.ts";
 import { createMany, createObject, inTransaction } from "./write.ts";
 
 /** 204 with Nautobot's `detail` when the parent has no room; nothing is created. */
@@ -198,6 +198,32 @@ async function* freeHosts(ctx: Ctx, p: Parent): AsyncGenerator<bigint> {
   while (cursor <= hi) yield cursor++;
 }
 
+/**
+ * The parents this process allocated from, by id (per store, bounded): an allocation claims addresses of the
+ * parent as last seen while reading it again, and checks it is the same (`allocateIps`).
+ */
+const parents = new WeakMap<object, Map<string, Parent>>();
+
+function seenParents(ctx: Ctx): Map<string, Parent> {
+  let byId = parents.get(ctx.store);
+  if (!byId) {
+    byId = new Map();
+    parents.set(ctx.store, byId);
+  }
+  return byId;
+}
+
+function rememberParent(ctx: Ctx, p: Parent): void {
+  const byId = seenParents(ctx);
+  if (byId.size >= MAX_HINTS) byId.clear();
+  byId.set(p.id, p);
+}
+
+/** Whether two readings of a parent allocate alike (same range, scope and pool flag). */
+function sameParent(a: Parent, b: Parent): boolean {
+  return hintKey(a) === hintKey(b) && a.family === b.family && a.length === b.length && a.text === b.text;
+}
+
 /** Free addresses tried per claim beyond those still needed (concurrent allocators take the first ones). */
 const SPARE_CANDIDATES = 16;
 
@@ -210,16 +236,22 @@ const claimKey = (p: Parent, host: string) => `ipam.ipaddress:${p.vrfId ?? ""}:$
  * hint the candidates come from, so they may not be the first free ones (`Dialect.claim`'s veto).
  */
 function takenQuery(ctx: Ctx, p: Parent, hosts: readonly bigint[], space?: { value: string | null }) {
+  // Consecutive candidates (always so after a hint) are one index range, not a probe per candidate.
+  const consecutive = hosts.every((v, i) => i === 0 || v === hosts[i - 1]! + 1n);
+  const base = ctx.db
+    .selectFrom("ipam_ipaddress")
+    .select(sql<string>`${claimKey(p, "")} || address_host`.as("k"))
+    .where("address_family", "=", p.family);
   const taken = inScope(
-    ctx.db
-      .selectFrom("ipam_ipaddress")
-      .select(sql<string>`${claimKey(p, "")} || address_host`.as("k"))
-      .where("address_family", "=", p.family)
-      .where(
-        "address_host",
-        "in",
-        hosts.map((v) => ipKey(p.family, v)),
-      ),
+    consecutive
+      ? base
+          .where("address_host", ">=", ipKey(p.family, hosts[0]!))
+          .where("address_host", "<=", ipKey(p.family, hosts.at(-1)!))
+      : base.where(
+          "address_host",
+          "in",
+          hosts.map((v) => ipKey(p.family, v)),
+        ),
     p,
   );
   if (space === undefined) return taken.compile();
@@ -428,8 +460,8 @@ async function createAll(ctx: Ctx, model: Model, items: Array<Record<string, unk
 /**
  * Create one IP address per body item at the next free addresses of the prefix `prefixId` (Nautobot
  * `available_ips` POST): `address` and `vrf` are set from the parent, every other IPAddress field is taken
- * from the item and validated as a normal create. `readParent` reads the prefix row inside the transaction
- * (404 when the user may not see it). The addresses are claimed (`claimFreeHosts`), never handed out twice.
+ * from the item and validated as a normal create. `readParent` reads the prefix row `parentId` inside the
+ * transaction (404 when the user may not see it). The addresses are claimed (`claimFreeHosts`), never handed out twice.
  * @returns the new ids, in body order; `many` tells whether the body was a list.
  * @throws InsufficientSpaceError (204) when fewer addresses are free than items were sent;
  *   ValidationError (400) for a body item that is not an object or does not validate.
@@ -437,13 +469,23 @@ async function createAll(ctx: Ctx, model: Model, items: Array<Record<string, unk
 export async function allocateIps(
   ctx: Ctx,
   body: unknown,
+  parentId: string,
   readParent: (t: Ctx) => Promise<Row>,
 ): Promise<{ ids: string[]; many: boolean }> {
   const { items, many } = itemsOf(body);
   const ipModel = ctx.reg.get("ipam.ipaddress");
   return inTransaction(ctx, async (t) => {
-    const p = await parentOf(t, await readParent(t));
-    const free = items.length ? await claimFreeHosts(t, p, items.length) : [];
+    // The parent as this process last saw it: its addresses are claimed in the round trip that reads it
+    // again (`prefetchRows`), and claimed again if it changed. Users with constraints read it first.
+    const seen = t.grants ? undefined : seenParents(t).get(parentId);
+    if (seen) await prefetchRows(t, ctx.reg.get("ipam.prefix"), "id", [parentId]);
+    let p = seen ?? (await parentOf(t, await readParent(t)));
+    let free = items.length ? await claimFreeHosts(t, p, items.length) : [];
+    if (seen) {
+      p = await parentOf(t, await readParent(t));
+      if (!sameParent(p, seen)) free = items.length ? await claimFreeHosts(t, p, items.length) : [];
+    }
+    rememberParent(t, p);
     if (free.length < items.length) {
       throw new InsufficientSpaceError(
         `An insufficient number of IP addresses are available within the prefix ${p.text} (${items.length} requested, ${await freeCount(t, p)} available)`,

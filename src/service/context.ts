@@ -60,6 +60,13 @@ export interface Ctx {
    * transaction runs again after the bulk's deferred checks found a clash.
    */
   checkEachItem?: boolean;
+  /**
+   * The definitions token this write assumes instead of reading it when the request arrived (a round trip on
+   * PostgreSQL): the token of the shared definitions memo. Its transaction uses that memo and checks the
+   * token in its first statement (`Dialect.assertToken`); when the token has moved on it runs again with
+   * fresh definitions (service/write.ts `inTransaction`). Until then `defs` is the request's own memo.
+   */
+  assumedDefinitions?: string | undefined;
 }
 
 /** A request's handle on the definitions memo; `map` is replaced by a private one when definitions change. */
@@ -104,7 +111,7 @@ export function definitionsChanged(ctx: Ctx): void {
 const sharedDefinitions = new WeakMap<Store, { token: string; map: Map<string, unknown> }>();
 
 /** The shared definitions memo of a store for `token` (a new one when the token moved on). */
-function definitionsFor(store: Store, token: string | undefined): Definitions {
+export function definitionsFor(store: Store, token: string | undefined): Definitions {
   if (token === undefined) return { map: new Map() };
   let c = sharedDefinitions.get(store);
   if (!c || c.token !== token) {
@@ -112,6 +119,14 @@ function definitionsFor(store: Store, token: string | undefined): Definitions {
     sharedDefinitions.set(store, c);
   }
   return { map: c.map };
+}
+
+/**
+ * The definitions token of the store's shared memo: the last one a request of this process read (or
+ * checked), undefined before any. A write may assume it (`Ctx.assumedDefinitions`).
+ */
+export function knownDefinitionsToken(store: Store): string | undefined {
+  return sharedDefinitions.get(store)?.token;
 }
 
 /** Caches shared by read requests while the store's data token is unchanged. */
@@ -153,6 +168,8 @@ export function makeCtx(args: {
   token?: string | undefined;
   /** The definitions token read when the request arrived (`store.freshTokens().definitions`). */
   definitionsToken?: string | undefined;
+  /** A write's assumed definitions token instead (`Ctx.assumedDefinitions`). */
+  assumedDefinitions?: string | undefined;
   /** Read from this database instead of the store's (a streaming replica); reads only. */
   db?: Kysely<any> | undefined;
   grants?: Grants | undefined;
@@ -177,5 +194,6 @@ export function makeCtx(args: {
     defs: definitionsFor(args.store, args.definitionsToken),
     freshTokenKeys: new Map(),
     grants: args.grants,
+    assumedDefinitions: args.assumedDefinitions,
   };
 }

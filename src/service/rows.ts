@@ -2,8 +2,9 @@
  * Row access shared by reads and writes: fetch rows by id set-wise, and convert between stored rows
  * (column names) and records (field names, the shape validation rules see).
  */
+import { CompiledQuery } from "kysely";
 import type { Model } from "../registry/index.ts";
-import { quoteId, rawRows, TAGGED_COMPLETE, TAGGED_PREFIX } from "../store/db.ts";
+import { quoteId, TAGGED_COMPLETE, TAGGED_PREFIX } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
 import { type Ctx, definitionsMemo } from "./context.ts";
 
@@ -23,9 +24,48 @@ export function unionAll<Q extends { unionAll(other: Q): Q }>(queries: readonly 
   return queries.slice(1).reduce((all, q) => all.unionAll(q), queries[0]!);
 }
 
+/** The statement reading rows of `model` whose `column` is one of `part` (at most CHUNK values). */
+function whereInQuery(ctx: Ctx, model: Model, column: string, part: readonly unknown[]) {
+  const marks = part.map((_v, i) => ctx.store.dialect.placeholder(i + 1)).join(", ");
+  return CompiledQuery.raw(`SELECT * FROM ${quoteId(model.table)} WHERE ${quoteId(column)} IN (${marks})`, [
+    ...part,
+  ]);
+}
+
+/** The distinct non-null values of a lookup and its memo key. */
+function lookupKey(model: Model, column: string, values: readonly unknown[]) {
+  const uniq = [...new Set(values.filter((v) => v !== null && v !== undefined))];
+  return { uniq, key: `${model.table}|${column}|${uniq.map(String).sort().join(",")}` };
+}
+
+/** Memo key of reads sent ahead (`prefetchRows`): lookup key → the function giving the rows. */
+const PREFETCHED = "prefetched";
+
+/**
+ * Send the read of `rowsWhereIn(ctx, model, column, values)` with the transaction's next statement
+ * (`Dialect.prefetch`), so that the next such `rowsWhereIn` in this transaction costs no round trip of its
+ * own. At most one chunk of values; more are left to `rowsWhereIn`.
+ */
+export async function prefetchRows(
+  ctx: Ctx,
+  model: Model,
+  column: string,
+  values: readonly unknown[],
+): Promise<void> {
+  const { uniq, key } = lookupKey(model, column, values);
+  if (!uniq.length || uniq.length > CHUNK) return;
+  const rows = await ctx.store.dialect.prefetch(ctx.db, whereInQuery(ctx, model, column, uniq));
+  let ahead = ctx.memo.get(PREFETCHED) as Map<string, () => Promise<unknown[]>> | undefined;
+  if (!ahead) {
+    ahead = new Map();
+    ctx.memo.set(PREFETCHED, ahead);
+  }
+  ahead.set(key, rows);
+}
+
 /**
  * Fetch rows of `model` whose `column` is in `values` (one query per 2000 values). `known`, when it answers,
- * gives the rows without a query (`selfReferences`).
+ * gives the rows without a query (`selfReferences`); a read sent ahead (`prefetchRows`) answers once.
  */
 export async function rowsWhereIn(
   ctx: Ctx,
@@ -34,27 +74,22 @@ export async function rowsWhereIn(
   values: readonly unknown[],
   known?: () => Row[] | undefined,
 ): Promise<Row[]> {
-  const uniq = [...new Set(values.filter((v) => v !== null && v !== undefined))];
+  const { uniq, key } = lookupKey(model, column, values);
   if (!uniq.length) return [];
   const phase = readBackMemo(ctx);
-  const key = phase ? `${model.table}|${column}|${uniq.map(String).sort().join(",")}` : "";
   const kept = (phase?.get(key) as Row[] | undefined) ?? known?.();
   if (kept) {
     phase?.set(key, kept);
     return kept;
   }
+  const ahead = (ctx.memo.get(PREFETCHED) as Map<string, () => Promise<Row[]>> | undefined)?.get(key);
   const out: Row[] = [];
-  const d = ctx.store.dialect;
-  for (const part of chunks(uniq)) {
-    const marks = part.map((_v, i) => d.placeholder(i + 1)).join(", ");
-    out.push(
-      ...(await rawRows(
-        ctx.db,
-        `SELECT * FROM ${quoteId(model.table)} WHERE ${quoteId(column)} IN (${marks})`,
-        part,
-      )),
-    );
-  }
+  if (ahead) {
+    (ctx.memo.get(PREFETCHED) as Map<string, unknown>).delete(key);
+    out.push(...(await ahead()));
+  } else
+    for (const part of chunks(uniq))
+      out.push(...((await ctx.db.executeQuery(whereInQuery(ctx, model, column, part))).rows as Row[]));
   phase?.set(key, out);
   return out;
 }

@@ -14,9 +14,17 @@ import type { Model } from "../registry/index.ts";
 import type { ValidateArgs } from "../registry/meta.ts";
 import { ADDRESS_SPACE_KEY, DEFINITIONS_KEY, newToken, TAGGED_PREFIX } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
+import { StaleTokenError } from "../store/errors.ts";
 import { storedTime } from "../store/values.ts";
 import { pathsAfterDelete, pathsAfterWrite } from "./cable-paths.ts";
-import { type Ctx, DEFINITION_MODELS, definitionsChanged, SPACE_MODELS } from "./context.ts";
+import {
+  type Ctx,
+  DEFINITION_MODELS,
+  definitionsChanged,
+  definitionsFor,
+  knownDefinitionsToken,
+  SPACE_MODELS,
+} from "./context.ts";
 import {
   AppError,
   type ErrorBag,
@@ -623,26 +631,52 @@ export async function flushChanges(ctx: Ctx): Promise<void> {
 
 /**
  * Run `fn` in one database transaction with a fresh change list; the change log is flushed inside it.
- * Nested calls reuse the outer transaction.
+ * Nested calls reuse the outer transaction. `fn` may run more than once (a bulk create's clash, definitions
+ * that changed under a write that assumed them), so it keeps its state inside.
+ *
+ * With `ctx.assumedDefinitions`, the transaction uses the shared definitions memo of that token and checks
+ * the token in its first statement (`Dialect.assertToken`); once committed, `ctx` keeps that memo. When the
+ * check fails, or the transaction failed otherwise (a 4xx) and the token has moved on meanwhile, it runs
+ * again with the fresh token, so no answer rests on definitions older than the request.
  */
 export async function inTransaction<T>(ctx: Ctx, fn: (tctx: Ctx) => Promise<T>): Promise<T> {
   if (ctx.db !== ctx.store.db) return fn(ctx);
   let queued = 0;
+  // The token a request of this process read since this one arrived, if any, is assumed instead.
+  const assumed =
+    ctx.assumedDefinitions === undefined
+      ? undefined
+      : (knownDefinitionsToken(ctx.store) ?? ctx.assumedDefinitions);
+  const defs = assumed === undefined ? ctx.defs : definitionsFor(ctx.store, assumed);
   try {
     const result = await ctx.store.db.transaction().execute(async (trx) => {
-      const tctx: Ctx = { ...ctx, db: trx, memo: new Map(), nestedCache: new Map() };
+      const tctx: Ctx = { ...ctx, db: trx, memo: new Map(), nestedCache: new Map(), defs };
+      if (assumed !== undefined) await ctx.store.dialect.assertToken(trx, DEFINITIONS_KEY, assumed);
       const out = await fn(tctx);
       await flushChanges(tctx);
       queued = (tctx.memo.get(QUEUED_KEY) as number | undefined) ?? 0;
       for (const [k, v] of tctx.freshTokenKeys) ctx.freshTokenKeys.set(k, v);
       return out;
     });
+    if (assumed !== undefined) {
+      ctx.defs = defs; // checked by the commit
+      ctx.assumedDefinitions = undefined;
+    }
     if (queued) outboxSignal.emit("queued", queued);
     return result;
   } catch (e) {
     // A bulk create's deferred checks found a clash: the transaction runs again, its items checked one by one.
     if (e instanceof CheckEachItem && !ctx.checkEachItem)
       return inTransaction({ ...ctx, checkEachItem: true }, fn);
+    if (assumed !== undefined && (e instanceof StaleTokenError || e instanceof AppError)) {
+      // The check may not have run (an error before the first statement): read the token now.
+      const { definitions } = await ctx.store.freshTokens();
+      if (e instanceof StaleTokenError || (definitions !== undefined && definitions !== assumed)) {
+        ctx.assumedDefinitions = undefined;
+        ctx.defs = definitionsFor(ctx.store, definitions);
+        return inTransaction(ctx, fn);
+      }
+    }
     // A concurrent writer won the race past the service's check: the same 400 as the check gives.
     throw uniqueViolation(ctx.reg, e) ?? e;
   } finally {

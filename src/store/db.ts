@@ -4,17 +4,11 @@
  * URLs: `sqlite:PATH` (also `sqlite::memory:`) or `postgres://user@host:port/db` (`postgresql://` too).
  * A `?schema=NAME` query parameter on a PostgreSQL URL sets the search path (used by tests).
  */
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { CompiledQuery, Kysely, PostgresDialect, type Transaction } from "kysely";
 import pg from "pg";
-import {
-  type Dialect,
-  inlined,
-  postgresDialect,
-  QUEUED_WRITE,
-  type RowWrite,
-  sqliteDialect,
-} from "./dialect.ts";
+import { type Dialect, postgresDialect, sqliteDialect } from "./dialect.ts";
+import { wrapPgClient } from "./pg-connection.ts";
 import type { Replica } from "./replica.ts";
 import { NodeSqliteDatabase, NodeSqliteDialect } from "./sqlite-driver.ts";
 
@@ -84,6 +78,11 @@ export interface Store {
    * Each is undefined when it cannot be read (then nothing is cached on its account).
    */
   freshTokens(): Promise<Tokens>;
+  /**
+   * Whether `freshTokens` costs a round trip (PostgreSQL): a write then assumes the definitions token of
+   * the shared memo and has its transaction check it (service/context.ts `Ctx.assumedDefinitions`).
+   */
+  assumeDefinitions: boolean;
   /** The streaming replica reads may go to (`--database-replica`), when one is configured. */
   replica?: Replica;
   /** Connections of the PostgreSQL pool (open, idle, requests waiting); undefined on SQLite. */
@@ -148,6 +147,7 @@ export async function openStore(url: string): Promise<Store> {
       dataToken,
       poolStats: () => undefined,
       freshTokens: async () => ({ data: dataToken(), definitions: definitionsToken() }),
+      assumeDefinitions: false,
       committed: () => {
         local++;
       },
@@ -194,13 +194,7 @@ export async function openStore(url: string): Promise<Store> {
       async connect() {
         const client = await pool.connect();
         if (!wrapped.has(client)) {
-          if (prepare) preparedStatements(client);
-          const dropBegin = mergedBegin(client);
-          const dropWrites = batchedWrites(client);
-          wrapped.set(client, () => {
-            dropWrites();
-            dropBegin();
-          });
+          wrapped.set(client, wrapPgClient(client, prepare));
         }
         const release = client.release.bind(client);
         client.release = (err?: Error | boolean) => {
@@ -224,6 +218,7 @@ export async function openStore(url: string): Promise<Store> {
       close: () => db.destroy(),
       dataToken: () => undefined,
       poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+      assumeDefinitions: true,
       // One query per request: a snapshot read before the request arrived could predate a commit it must see.
       freshTokens: () =>
         pool
@@ -282,191 +277,6 @@ export async function openStore(url: string): Promise<Store> {
   );
 }
 
-type Query = (text: unknown, values?: unknown, cb?: unknown) => unknown;
-
-/** A result for a statement answered without the database. */
-const FAKE = (command: string) => ({ command, rowCount: null, rows: [], fields: [] });
-/** The result of a simple-protocol query: the last statement's (the driver gives one per statement). */
-const lastResult = (r: unknown) => (Array.isArray(r) ? r.at(-1) : r);
-
-/**
- * BEGIN sent with the transaction's first statement, one round trip instead of two: the BEGIN is held back
- * and goes out with the next statement as one simple-protocol query (`BEGIN; <statement>`, its parameters
- * written in as quoted literals, which PostgreSQL types from their context exactly as untyped parameters).
- * A statement whose values cannot be written so (arrays, objects, text with NUL) gets its own BEGIN first;
- * a transaction ended before any statement sends nothing.
- * @returns a function dropping a held-back BEGIN (the client goes back to the pool).
- */
-function mergedBegin(client: pg.PoolClient): () => void {
-  const query = client.query.bind(client) as Query;
-  let held: string | undefined;
-  (client as unknown as { query: Query }).query = (text, values, cb) => {
-    if (typeof text === "string" && /^\s*(begin|start transaction)\b/i.test(text) && !cb) {
-      held = text;
-      return Promise.resolve(FAKE("BEGIN"));
-    }
-    if (held === undefined) return cb ? query(text, values, cb) : query(text, values);
-    const begin = held;
-    held = undefined;
-    if (cb || typeof text !== "string") {
-      (query(begin) as Promise<unknown>).catch(() => {}); // queued ahead of the statement by the driver
-      return cb ? query(text, values, cb) : query(text, values);
-    }
-    const end = /^\s*(commit|rollback)\b/i.exec(text);
-    if (end) return Promise.resolve(FAKE(end[1]!.toUpperCase()));
-    const statement = inlined(text, values);
-    if (statement === undefined) return (query(begin) as Promise<unknown>).then(() => query(text, values));
-    return (query(`${begin}; ${statement}`) as Promise<unknown>).then(lastResult);
-  };
-  return () => {
-    held = undefined;
-  };
-}
-
-/**
- * Queued writes on a pooled client (dialect.ts `queueWrite`): a statement with the `QUEUED_WRITE` text is
- * not sent but kept; the kept writes go out in order with the client's next statement, in the same
- * simple-protocol query when that statement's values can be written in as literals (one round trip), each run
- * of consecutive writes to the same table with the same columns as one statement reading its rows from a
- * JSON literal typed by the table's row type (`writeStatements`, `json_populate_recordset`):
- * `INSERT INTO t (cols) SELECT cols FROM …` or `UPDATE t SET col = v.col … FROM … v WHERE t.id = v.id`.
- * A failed write fails the statement that triggered it; ROLLBACK drops what is kept and always runs.
- * @returns a function dropping the kept writes (the client goes back to the pool).
- */
-function batchedWrites(client: pg.PoolClient): () => void {
-  const raw = client.query.bind(client) as Query;
-  let kept: RowWrite[] = [];
-  let sending: Promise<unknown> | undefined;
-  // The error of the last failed send of queued writes: a later statement of the aborted transaction
-  // (25P02, e.g. after a caller ignored the first failure) reports it instead, so a unique violation
-  // still maps to its 400.
-  let failure: unknown;
-  const query: Query = (text, values, cb) => {
-    if (cb) return raw(text, values, cb);
-    return (raw(text, values) as Promise<unknown>).catch((e: { code?: string }) => {
-      throw e?.code === "25P02" && failure ? failure : e;
-    });
-  };
-  const sendingWrites = (p: Promise<unknown>) =>
-    p.catch((e) => {
-      failure = e;
-      throw e;
-    });
-  const send: Query = (text, values, cb) => {
-    if (text === QUEUED_WRITE) {
-      kept.push((values as RowWrite[])[0]!);
-      return Promise.resolve(FAKE("SELECT"));
-    }
-    const rollback = typeof text === "string" && /^\s*rollback/i.test(text);
-    if (rollback) {
-      kept = [];
-      failure = undefined;
-    }
-    if (kept.length) {
-      const writes = writeStatements(kept).join("; ");
-      kept = [];
-      // The writes and the statement that follows them in one round trip, when its values can be inlined.
-      const statement = !sending && !cb && typeof text === "string" ? inlined(text, values) : undefined;
-      if (statement !== undefined)
-        return sendingWrites(query(`${writes}; ${statement}`) as Promise<unknown>).then(lastResult);
-      const p = (sending ?? Promise.resolve()).then(() => sendingWrites(query(writes) as Promise<unknown>));
-      sending = p;
-      const done = () => {
-        if (sending === p) sending = undefined;
-      };
-      p.then(done, done);
-    }
-    // A query of several statements (Dialect.claim) answers with the last one's result.
-    if (!sending)
-      return cb ? query(text, values, cb) : (query(text, values) as Promise<unknown>).then(lastResult);
-    const after = rollback ? sending.catch(() => {}) : sending;
-    const result = after.then(() => query(text, values)).then(lastResult);
-    if (!cb) return result;
-    result.then(
-      (r) => (cb as (e: unknown, r?: unknown) => void)(null, r),
-      (e) => (cb as (e: unknown) => void)(e),
-    );
-    return undefined;
-  };
-  // PostgreSQL answers COMMIT in a failed transaction with ROLLBACK, not an error: a transaction whose
-  // failure someone ignored must not be reported as written.
-  (client as unknown as { query: Query }).query = (text, values, cb) => {
-    const r = send(text, values, cb);
-    if (cb || typeof text !== "string" || !/^\s*commit\b/i.test(text)) return r;
-    return (r as Promise<{ command?: string } | undefined>).then((res) => {
-      if (res?.command === "ROLLBACK")
-        throw failure ?? new Error("COMMIT was answered ROLLBACK: the transaction had failed");
-      return res;
-    });
-  };
-  return () => {
-    kept = [];
-    failure = undefined;
-  };
-}
-
-/**
- * The statements that write `writes` in order: each run of consecutive writes to the same table with the
- * same columns is one statement reading its rows from a JSON literal typed by the table's row type (a run of
- * updates is cut where an id repeats, so the later update of a row still wins).
- */
-function writeStatements(writes: readonly RowWrite[]): string[] {
-  const out: string[] = [];
-  let i = 0;
-  while (i < writes.length) {
-    const first = writes[i]!;
-    const cols = Object.keys(first.values);
-    const shape = `${first.id === undefined}|${first.table}|${cols.join(",")}`;
-    const run: Array<Record<string, unknown>> = [];
-    const ids = new Set<string>();
-    for (; i < writes.length; i++) {
-      const w = writes[i]!;
-      if (`${w.id === undefined}|${w.table}|${Object.keys(w.values).join(",")}` !== shape) break;
-      if (w.id !== undefined) {
-        if (ids.has(w.id)) break;
-        ids.add(w.id);
-      }
-      run.push(w.id === undefined ? w.values : { ...w.values, id: w.id });
-    }
-    const t = quoteId(first.table);
-    // JSON.stringify escapes control characters, so the literal never holds a NUL.
-    const rows = `json_populate_recordset(NULL::${t}, ${pg.escapeLiteral(JSON.stringify(run))}::json)`;
-    const list = cols.map(quoteId);
-    out.push(
-      first.id === undefined
-        ? `INSERT INTO ${t} (${list.join(", ")}) SELECT ${list.join(", ")} FROM ${rows}`
-        : `UPDATE ${t} AS x SET ${list.map((c) => `${c} = v.${c}`).join(", ")} FROM ${rows} AS v WHERE x."id" = v."id"`,
-    );
-  }
-  return out;
-}
-
-/**
- * Make a pooled client run parameterised statements as named prepared statements (PostgreSQL parses and
- * plans each distinct statement once per connection instead of on every request). The name is a hash of the
- * text; statements with many parameters (long `IN` lists) stay unnamed, so a connection keeps a bounded set.
- * A statement prepared before a schema change is re-run unnamed when PostgreSQL refuses the stale plan
- * (`0A000`). `INVENTORY_PG_PREPARE=0` turns this off (e.g. behind PgBouncer in transaction mode).
- */
-function preparedStatements(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>;
-  const names = new Map<string, string>();
-  (client as unknown as { query: unknown }).query = (text: unknown, values?: unknown, cb?: unknown) => {
-    if (typeof text !== "string" || !Array.isArray(values) || values.length === 0 || values.length > 32 || cb)
-      return cb ? query(text, values, cb) : query(text, values);
-    let name = names.get(text);
-    if (!name) {
-      name = `s${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
-      names.set(text, name);
-    }
-    return query({ name, text, values }).catch((e: { code?: string }) => {
-      if (e?.code !== "0A000") throw e;
-      names.set(text, `${name}x${Date.now()}`);
-      return query(text, values);
-    });
-  };
-}
-
 /**
  * The pool settings of a `postgres://` URL (the primary's or a replica's): `?schema=` becomes the search
  * path, every statement gets the time budget (issue 12: INVENTORY_STATEMENT_TIMEOUT seconds, default 30,
@@ -506,10 +316,7 @@ export function pgPoolSettings(
   };
 }
 
-/** Quote an identifier (table or column name from the registry) for raw SQL on both engines. */
-export function quoteId(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
+export { quoteId } from "./dialect.ts";
 
 /**
  * Run precompiled SQL text through Kysely's connection handling (so it joins the current transaction),

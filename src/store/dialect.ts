@@ -5,6 +5,7 @@
 import { CompiledQuery, type Kysely, type RawBuilder, sql, type Transaction } from "kysely";
 import pg from "pg";
 import type { Column } from "../registry/index.ts";
+import { StaleTokenError } from "./errors.ts";
 
 /** One row to insert (no `id`: `values` carries it) or to update (`id` of the row, columns in `values`). */
 export interface RowWrite {
@@ -13,8 +14,32 @@ export interface RowWrite {
   id?: string;
 }
 
-/** The text that marks a queued write for the PostgreSQL connection wrapper (db.ts); its one parameter is the `RowWrite`. */
+/**
+ * A statement queued as is with the writes: a check (`Dialect.assertToken`) whose result nobody reads, or a
+ * read (`Dialect.prefetch`) handed its result (`settle`) or the error of the query that carried it (`fail`).
+ */
+export interface QueuedStatement {
+  statement: string;
+  settle?: (result: unknown) => void;
+  fail?: (error: unknown) => void;
+}
+
+/** What a PostgreSQL transaction's connection keeps until its next statement (db.ts `batchedWrites`). */
+export type Queued = RowWrite | QueuedStatement;
+
+/**
+ * The text PostgreSQL's token check fails with (`Dialect.assertToken`): an integer cast of this text and the
+ * key, so the failure is an ordinary error that aborts the transaction (22P02) and names the key.
+ */
+export const STALE_TOKEN_TEXT = "inventory stale token ";
+
+/** The text that marks a queued write for the PostgreSQL connection wrapper (db.ts); its one parameter is the `Queued` item. */
 export const QUEUED_WRITE = "/*inventory:queued-write*/ SELECT $1";
+
+/** Quote an identifier (table or column name from the registry) for raw SQL on both engines. */
+export function quoteId(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
 
 /** The text of a parameterised statement with its values written in as literals, or undefined if one cannot be. */
 export function inlined(text: string, values: unknown): string | undefined {
@@ -35,6 +60,12 @@ export function inlined(text: string, values: unknown): string | undefined {
 async function writeNow(db: Kysely<any> | Transaction<any>, w: RowWrite): Promise<void> {
   if (w.id === undefined) await db.insertInto(w.table).values(w.values).execute();
   else await db.updateTable(w.table).set(w.values).where("id", "=", w.id).execute();
+}
+
+/** Read a query's rows now (`Dialect.prefetch` where nothing can be queued). */
+async function readNow(db: Kysely<any> | Transaction<any>, query: CompiledQuery) {
+  const { rows } = await db.executeQuery(query);
+  return () => Promise.resolve(rows as unknown[]);
 }
 
 /** Insert rows now, 200 per statement. */
@@ -131,6 +162,22 @@ export interface Dialect {
    */
   queueWrite(db: Kysely<any> | Transaction<any>, write: RowWrite): Promise<void>;
   /**
+   * Fail the caller's transaction with `StaleTokenError` unless the `inventory_meta` row `key` reads `value`.
+   * SQLite reads the row now. PostgreSQL queues the check (`queueWrite`), so it goes out with the
+   * transaction's first statement (with its BEGIN: no round trip of its own) and, when it fails, aborts the
+   * transaction, so nothing the transaction did afterwards can commit.
+   */
+  assertToken(db: Kysely<any> | Transaction<any>, key: string, value: string): Promise<void>;
+  /**
+   * Read `query`'s rows with the transaction's next statement instead of in a round trip of its own.
+   * Resolves, once the read is queued, to a function giving its rows: call it after issuing that next
+   * statement (called before, it sends the read by itself). PostgreSQL in a transaction, for a query whose
+   * values can be written in as literals, queues the read (`queueWrite`); otherwise it is read now.
+   * @throws (from the function) the error of the query that carried the read, or an Error when the
+   *   transaction ended before the read was sent.
+   */
+  prefetch(db: Kysely<any> | Transaction<any>, query: CompiledQuery): Promise<() => Promise<unknown[]>>;
+  /**
    * Insert `rows` into `table` (a transaction's change log): SQLite in statements of up to 200 rows;
    * PostgreSQL queued (`queueWrite`), so a few go out with the transaction's next statement (often its
    * COMMIT), and more than 20 as SQLite does.
@@ -217,6 +264,15 @@ export const sqliteDialect: Dialect = {
   },
   async transactionLock() {},
   queueWrite: writeNow,
+  prefetch: readNow,
+  async assertToken(db, key, value) {
+    const row = await db
+      .selectFrom("inventory_meta")
+      .select("value")
+      .where("key", "=", key)
+      .executeTakeFirst();
+    if (row?.value !== value) throw new StaleTokenError(key);
+  },
   queueInserts: insertInChunks,
   async claim(db, keys, want, taken) {
     const t = new Set((await db.executeQuery<{ k: unknown }>(taken)).rows.map((r) => String(r.k)));
@@ -275,6 +331,36 @@ export const postgresDialect: Dialect = {
     if (!db.isTransaction || !jsonSafe(w.values)) return writeNow(db, w);
     // The write itself is the parameter (a copy: the caller may reuse its objects); it never reaches the driver.
     await db.executeQuery(CompiledQuery.raw(QUEUED_WRITE, [{ ...w, values: { ...w.values } }]));
+  },
+  async assertToken(db, key, value) {
+    const k = pg.escapeLiteral(key);
+    const statement = `SELECT CASE WHEN (SELECT value FROM inventory_meta WHERE key = ${k}) IS DISTINCT FROM ${pg.escapeLiteral(value)} THEN CAST(${pg.escapeLiteral(STALE_TOKEN_TEXT)} || ${k} || coalesce((SELECT '' FROM inventory_meta WHERE key = ${k}), '') AS integer) END`;
+    if (!db.isTransaction) throw new Error("assertToken: in a transaction only");
+    await db.executeQuery(CompiledQuery.raw(QUEUED_WRITE, [{ statement }]));
+  },
+  async prefetch(db, query) {
+    const text = db.isTransaction ? inlined(query.sql, query.parameters) : undefined;
+    if (text === undefined) return readNow(db, query);
+    let settled = false;
+    let settle: (r: unknown) => void = () => {};
+    let fail: (e: unknown) => void = () => {};
+    const rows = new Promise<unknown[]>((resolve, reject) => {
+      settle = (r) => {
+        settled = true;
+        resolve((r as { rows?: unknown[] } | undefined)?.rows ?? []);
+      };
+      fail = (e) => {
+        settled = true;
+        reject(e);
+      };
+    });
+    rows.catch(() => {}); // nobody may ask for the rows of a transaction that failed
+    const item: QueuedStatement = { statement: text, settle, fail };
+    await db.executeQuery(CompiledQuery.raw(QUEUED_WRITE, [item]));
+    return async () => {
+      if (!settled) await db.executeQuery(CompiledQuery.raw("SELECT 1", [])); // sends what is kept
+      return rows;
+    };
   },
   async queueInserts(db, table, rows) {
     // Many rows go out now as multi-row INSERTs with bound values: measured on a bulk PATCH of 1,000

@@ -28,3 +28,15 @@ export class StatementTimeoutError extends Error {
     this.seconds = seconds;
   }
 }
+
+/**
+ * A transaction's token check failed (`Dialect.assertToken`): the token row no longer reads the value the
+ * transaction assumed, so what it derived from that value may be out of date. The service layer runs the
+ * transaction again with fresh definitions (service/write.ts `inTransaction`); never seen by clients.
+ */
+export class StaleTokenError extends Error {
+  override name = "StaleTokenError";
+  constructor(key: string) {
+    super(`the inventory_meta token "${key}" changed`);
+  }
+}

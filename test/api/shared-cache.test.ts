@@ -71,6 +71,23 @@ describe("cross-request cache across processes", () => {
     });
     assert.equal(withCf.status, 200, JSON.stringify(withCf.body));
     assert.equal(withCf.body.custom_fields.rack_owner, "ops");
+    // A custom field with a default, created through A: B's next create, valid either way, gets the default
+    // (on PostgreSQL B's write assumed the definitions it last read; its transaction's check finds them stale).
+    await warm();
+    await create(a, "/api/extras/custom-fields/", {
+      name: "power_feed",
+      type: "text",
+      default: "A+B",
+      content_types: ["dcim.site"],
+    });
+    const defaulted = await b.api("/api/dcim/sites/", {
+      method: "POST",
+      body: { name: "Dflt", status: "active" },
+    });
+    assert.equal(defaulted.status, 201, JSON.stringify(defaulted.body));
+    assert.equal(defaulted.body.custom_fields.power_feed, "A+B");
+    const stored = await a.api(`/api/dcim/sites/${defaulted.body.id}/`);
+    assert.equal(stored.body.custom_fields.power_feed, "A+B");
     // A status created through A for sites: B accepts it.
     await warm();
     await create(a, "/api/extras/statuses/", {

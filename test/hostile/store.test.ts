@@ -6,11 +6,11 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { after, before, describe, it } from "node:test";
-import { sql } from "kysely";
+import { CompiledQuery, sql } from "kysely";
 import { configFromEnv } from "../../src/config.ts";
 import { buildApp } from "../../src/http/app.ts";
 import { registry } from "../../src/registry/index.ts";
-import { openStore } from "../../src/store/db.ts";
+import { openStore, type Store } from "../../src/store/db.ts";
 import { setLockWait, setStatementBudget } from "../../src/store/sqlite-driver.ts";
 import { ENGINE, freshDatabase, startServer, type TestServer } from "../helpers/server.ts";
 
@@ -195,5 +195,71 @@ describe("a transaction whose failure was ignored", () => {
       await store.close();
       await db.cleanup();
     }
+  });
+});
+
+describe("reads sent ahead (Dialect.prefetch)", () => {
+  let db: ReturnType<typeof freshDatabase>;
+  let store: Store;
+  const numbers = (rows: unknown[]) => rows.map((r) => Number((r as { n: unknown }).n));
+  const probe = CompiledQuery.raw("SELECT n FROM probe ORDER BY n", []);
+  before(async () => {
+    db = freshDatabase(ENGINE, "prefetch");
+    store = await openStore(db.url);
+    await sql`CREATE TABLE probe (n INTEGER)`.execute(store.db);
+  });
+  after(async () => {
+    await store.close();
+    await db.cleanup();
+  });
+
+  it("sees the writes queued before it and gives its rows once the next statement has run", async () => {
+    await store.db.transaction().execute(async (trx) => {
+      await store.dialect.queueWrite(trx, { table: "probe", values: { n: 1 } });
+      const rows = await store.dialect.prefetch(trx, probe);
+      await store.dialect.queueWrite(trx, { table: "probe", values: { n: 2 } });
+      const after = await sql<{ n: number }>`SELECT count(*) AS n FROM probe`.execute(trx);
+      assert.deepEqual(numbers(await rows()), [1]);
+      assert.equal(Number(after.rows[0]!.n), 2);
+      await sql`DELETE FROM probe`.execute(trx);
+    });
+  });
+
+  it("is sent by itself when its rows are asked for before any other statement", async () => {
+    await store.db.transaction().execute(async (trx) => {
+      await store.dialect.queueWrite(trx, { table: "probe", values: { n: 3 } });
+      const rows = await store.dialect.prefetch(trx, probe);
+      assert.deepEqual(numbers(await rows()), [3]);
+      await sql`DELETE FROM probe`.execute(trx);
+    });
+  });
+
+  it("fails, never hangs, when the statement carrying it fails or the transaction ends without sending it", async () => {
+    let carried: (() => Promise<unknown[]>) | undefined;
+    await assert.rejects(
+      store.db.transaction().execute(async (trx) => {
+        carried = await store.dialect.prefetch(trx, probe);
+        await sql`SELECT * FROM no_such_table`.execute(trx);
+      }),
+    );
+    let dropped: (() => Promise<unknown[]>) | undefined;
+    await assert.rejects(
+      store.db.transaction().execute(async (trx) => {
+        dropped = await store.dialect.prefetch(trx, probe);
+        throw new Error("rolled back");
+      }),
+      /rolled back/,
+    );
+    const settled = (f: () => Promise<unknown[]>) =>
+      Promise.race([
+        f().then(
+          () => "rows",
+          () => "failed",
+        ),
+        new Promise((r) => setTimeout(() => r("hung"), 2000)),
+      ]);
+    // SQLite reads at once, so its rows are there; PostgreSQL fails the reads that never ran.
+    assert.equal(await settled(carried!), ENGINE === "postgres" ? "failed" : "rows");
+    assert.equal(await settled(dropped!), ENGINE === "postgres" ? "failed" : "rows");
   });
 });

@@ -28,11 +28,11 @@ export async function allocationRoutes(app: FastifyInstance, { kit }: { kit: Htt
   const prefixModel = kit.reg.get("ipam.prefix");
   const vrfModel = kit.reg.get("ipam.vrf");
 
-  /** The parent prefix as this user may see it (404 otherwise). */
+  /** The parent prefix's id, and its reader as this user may see it (404 otherwise). */
   const parentReader = (req: FastifyRequest) => {
     const id = normalizeUuid((req.params as { id: string }).id);
     if (!id) throw new NotFoundError();
-    return (ctx: Ctx): Promise<Row> => getRow(ctx, prefixModel, id);
+    return { id, read: (ctx: Ctx): Promise<Row> => getRow(ctx, prefixModel, id) };
   };
 
   /** Replace VRF ids by nested VRFs (one query for the answer). */
@@ -81,7 +81,7 @@ export async function allocationRoutes(app: FastifyInstance, { kit }: { kit: Htt
 
   app.all("/api/ipam/prefixes/:id/available-ips/", async (req, reply) => {
     const ipModel = kit.reg.get("ipam.ipaddress");
-    const read = parentReader(req);
+    const { id, read } = parentReader(req);
     if (req.method === "GET" || req.method === "HEAD") {
       kit.need(req, ipModel, "view");
       kit.need(req, prefixModel, "view");
@@ -93,7 +93,7 @@ export async function allocationRoutes(app: FastifyInstance, { kit }: { kit: Htt
       kit.need(req, ipModel, "add");
       kit.need(req, prefixModel, "view");
       if (Array.isArray(req.body)) checkBulkSize(req.body, kit.config.maxBulk);
-      return created(req, reply, (t) => allocateIps(t, req.body, read), "ipam.ipaddress");
+      return created(req, reply, (t) => allocateIps(t, req.body, id, read), "ipam.ipaddress");
     }
     return otherMethod(
       req,
@@ -104,7 +104,7 @@ export async function allocationRoutes(app: FastifyInstance, { kit }: { kit: Htt
   });
 
   app.all("/api/ipam/prefixes/:id/available-prefixes/", async (req, reply) => {
-    const read = parentReader(req);
+    const { read } = parentReader(req);
     if (req.method === "GET" || req.method === "HEAD") {
       kit.need(req, prefixModel, "view");
       const ctx = kit.ctxFor(req);
