@@ -132,12 +132,20 @@ export async function hasMoreThan(ctx: Ctx, model: Model, n: number, p?: ListPar
   return rows.length > n;
 }
 
+/**
+ * Whether `getRow(ctx, model, id, p)` only asks whether the row exists: no object permissions to apply, no
+ * filter parameters, no owner column.
+ */
+export function plainLookup(ctx: Ctx, p?: ListParams): boolean {
+  return (
+    !ctx.grants &&
+    (!p || (![...p.params.keys()].some((k) => !(p.ignore ?? RESERVED_PARAMS).has(k)) && !p.ownerColumn))
+  );
+}
+
 /** One row by id, honouring filters (Nautobot applies filters to detail routes too). @throws NotFoundError */
 export async function getRow(ctx: Ctx, model: Model, id: string, p?: ListParams): Promise<Row> {
-  const plain =
-    !ctx.grants &&
-    (!p || (![...p.params.keys()].some((k) => !(p.ignore ?? RESERVED_PARAMS).has(k)) && !p.ownerColumn));
-  if (plain) {
+  if (plainLookup(ctx, p)) {
     const [row] = await rowsWhereIn(ctx, model, "id", [id]);
     if (!row) throw new NotFoundError();
     return row;

@@ -18,6 +18,7 @@ import { loadComputed } from "./computed.ts";
 import type { Ctx } from "./context.ts";
 import { computedFieldsFor, relationshipsFor } from "./object-extras.ts";
 import {
+  changeMark,
   chunks,
   customFieldsFor,
   type Row,
@@ -27,6 +28,7 @@ import {
   taggedModels,
   unionAll,
   writtenHere,
+  writtenSince,
 } from "./rows.ts";
 
 /** `full`, `nested`, or an explicit list of fields (slim serializers such as circuit terminations). */
@@ -468,6 +470,14 @@ async function countsFor(
   const todo: Array<[string, CountField]> = [];
   const zeros = () => new Map(ids.map((id): [string, number] => [id, 0]));
   const written = writtenHere(ctx, model);
+  // Counts taken earlier in this write transaction (a pre-change snapshot) hold while it wrote no row of
+  // the counted model since (an update of this object does not change what points at it).
+  const mark = changeMark(ctx);
+  const txCounts = mark === undefined ? undefined : transactionCounts(ctx);
+  const earlier = (name: string, fd: CountField) => {
+    const e = txCounts?.get(memoKey(name));
+    return e && !writtenSince(ctx, e.mark, fd.model) ? e.counts : undefined;
+  };
   // Objects created in this transaction have no rows of a model it did not write pointing at them.
   const none = (fd: CountField) =>
     written &&
@@ -475,7 +485,7 @@ async function countsFor(
     !ctx.reg.get(fd.model).readOnly &&
     ids.every((id) => written.created.has(id));
   for (const [name, fd] of countFields) {
-    const kept = phase?.get(memoKey(name)) as Map<string, number> | undefined;
+    const kept = (phase?.get(memoKey(name)) as Map<string, number> | undefined) ?? earlier(name, fd);
     if (kept) out.set(name, kept);
     else if (none(fd)) out.set(name, zeros());
     else if (fd.tree && model.tree) {
@@ -510,8 +520,23 @@ async function countsFor(
     for (const r of await unionAll(queries).execute())
       out.get(todo[Number(r.f)]![0])!.set(String(r.k), Number(r.n));
   }
-  for (const [name] of countFields) phase?.set(memoKey(name), out.get(name)!);
+  for (const [name] of countFields) {
+    phase?.set(memoKey(name), out.get(name)!);
+    if (mark !== undefined) txCounts?.set(memoKey(name), { counts: out.get(name)!, mark });
+  }
   return out;
+}
+
+/** Count fields read in the current write transaction: memo key → counts and the change mark they hold at. */
+function transactionCounts(ctx: Ctx): Map<string, { counts: Map<string, number>; mark: number }> {
+  let m = ctx.memo.get("transactionCounts") as
+    | Map<string, { counts: Map<string, number>; mark: number }>
+    | undefined;
+  if (!m) {
+    m = new Map();
+    ctx.memo.set("transactionCounts", m);
+  }
+  return m;
 }
 
 /**

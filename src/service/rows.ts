@@ -159,6 +159,25 @@ function completeChanges(ctx: Ctx): readonly NotedChange[] | undefined {
 }
 
 /**
+ * Where the current write transaction's change list stands (its length), to tell later what it wrote since
+ * (`writtenSince`); undefined outside a write transaction.
+ */
+export function changeMark(ctx: Ctx): number | undefined {
+  if (!ctx.db.isTransaction) return undefined;
+  return (ctx.memo.get(PENDING_KEY) as NotedChange[] | undefined)?.length ?? 0;
+}
+
+/**
+ * Whether the current transaction may have written rows of `modelKey` since `mark` (`changeMark`): a change
+ * of that model noted since, or a hook that wrote rows the list does not name.
+ */
+export function writtenSince(ctx: Ctx, mark: number, modelKey: string): boolean {
+  if (ctx.memo.get(UNTRACKED_KEY)) return true;
+  const list = (ctx.memo.get(PENDING_KEY) as NotedChange[] | undefined) ?? [];
+  return list.slice(mark).some((c) => c.model.key === modelKey);
+}
+
+/**
  * What the current transaction wrote, for counts that need no query: the ids of `model` it created and the
  * models it wrote rows of (its change list); undefined when a hook wrote rows the list does not name, or
  * outside a write. A row pointing at an object created in this transaction was written in it too, so a

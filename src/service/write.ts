@@ -8,7 +8,7 @@
  * (`flushChanges`), so a request's rows and its change log commit or roll back together.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { sql } from "kysely";
+import { type CompiledQuery, sql } from "kysely";
 import { ipKey, parseCidr } from "../net/ip.ts";
 import type { Model } from "../registry/index.ts";
 import type { ValidateArgs } from "../registry/meta.ts";
@@ -57,6 +57,7 @@ import {
   takeChangeList,
   toRecord,
   toRecords,
+  unionAll,
 } from "./rows.ts";
 import { checkUnique, deferUniqueChecks, uniqueViolation } from "./uniqueness.ts";
 import { runServiceValidator } from "./validators.ts";
@@ -327,10 +328,7 @@ export async function updateObject(
   partial: boolean,
   /** Pre-change snapshots taken set-wise by a bulk caller (`snapshots`); else taken here. */
   taken?: Map<string, Record<string, unknown>>,
-  /**
-   * Stored rows and records read and locked set-wise by a bulk caller (`lockForUpdate`); used once each.
-   * Given, the UPDATE is queued (`Dialect.queueWrite`), as a bulk create's INSERTs are.
-   */
+  /** Stored rows and records read and locked set-wise by a bulk caller (`lockForUpdate`); used once each. */
   locked?: Map<string, Locked>,
 ): Promise<void> {
   if (model.readOnly) throw new AppError(405, `Method "${partial ? "PATCH" : "PUT"}" not allowed.`);
@@ -347,7 +345,7 @@ export async function updateObject(
   }
   if (!stored) throw new NotFoundError();
   const before = pre?.before ?? (await toRecord(ctx, model, stored));
-  const prechange = taken ? taken.get(id) : (await snapshots(ctx, model, [id])).get(id);
+  const prechange = taken ? taken.get(id) : (await snapshots(ctx, model, [id], [stored])).get(id);
   const parsed = await parseWrite(ctx, model, body, before, partial);
   const { record, errors } = parsed;
   const relChanges = await parseRelationships(ctx, model, relationshipsIn(body), errors);
@@ -381,10 +379,9 @@ export async function updateObject(
   for (const k of Object.keys(cols))
     if (k !== "last_updated" && sameValue(stored[k], cols[k])) delete cols[k];
   if (SPACE_MODELS.get(model.key)?.some((c) => c in cols)) rewriteAtCommit(ctx, ADDRESS_SPACE_KEY);
-  if (Object.keys(cols).length) {
-    if (locked) await ctx.store.dialect.queueWrite(ctx.db, { table: model.table, id, values: cols });
-    else await ctx.db.updateTable(model.table).set(cols).where("id", "=", id).execute();
-  }
+  // Queued: on PostgreSQL it goes out with the next statement (often the read-back of the response).
+  if (Object.keys(cols).length)
+    await ctx.store.dialect.queueWrite(ctx.db, { table: model.table, id, values: cols });
   await writeRelations(ctx, model, id, record, parsed.touched, parsed.tags, false);
   if (relChanges?.length) await saveRelationships(ctx, model, id, relChanges);
   if (model.afterWrite) await runHook(ctx, model.afterWrite, { action: "update", id, data: record, before });
@@ -453,6 +450,27 @@ export async function snapshots(
   return new Map(objs.map((o) => [o.id as string, o]));
 }
 
+/**
+ * The reverse relations of `model` (other than many-to-many) through which some row points at one of `ids`,
+ * found with one statement (an EXISTS per relation, UNION ALL) instead of one read per relation; every
+ * relation when there are too many ids for one statement.
+ */
+async function referringRelations(
+  ctx: Ctx,
+  model: Model,
+  ids: readonly string[],
+): Promise<Set<ReturnType<Ctx["reg"]["reverseOf"]>[number]>> {
+  const rels = ctx.reg.reverseOf(model.key).filter((r) => r.def.kind !== "m2m");
+  if (!rels.length || ids.length > 500) return new Set(rels);
+  const probes = rels.map((rel, i) => {
+    let q = ctx.db.selectFrom(rel.from.table).select(sql.lit(1).as("x")).where(`${rel.field}_id`, "in", ids);
+    if (rel.def.kind === "gfk") q = q.where(`${rel.field}_type`, "=", model.key);
+    return ctx.db.selectNoFrom(sql<number>`${sql.lit(i)}`.as("r")).where((eb: any) => eb.exists(q));
+  });
+  const found = await unionAll(probes).execute();
+  return new Set(found.map((f: { r: unknown }) => rels[Number(f.r)]!));
+}
+
 /** Delete objects of a model (one or many) with on-delete rules. @throws ProtectedError (409) */
 export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Promise<void> {
   if (model.readOnly) throw new AppError(405, 'Method "DELETE" not allowed.');
@@ -470,8 +488,9 @@ export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Prom
     if (!fresh.length) continue;
     for (const i of fresh) set.add(i);
     doomed.set(m.key, set);
+    const referring = await referringRelations(ctx, m, fresh);
     for (const rel of ctx.reg.reverseOf(m.key)) {
-      if (rel.def.kind === "m2m") continue;
+      if (rel.def.kind === "m2m" || !referring.has(rel)) continue;
       let rows: Row[];
       if (rel.def.kind === "gfk") {
         rows = [];
@@ -539,27 +558,30 @@ export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Prom
       await ctx.db.updateTable(s.model.table).set(set).where("id", "in", part).execute();
     }
   }
+  // The deletes are queued (`Dialect.queueStatement`): on PostgreSQL they go out with the next statement.
+  const later = (q: { compile(): CompiledQuery }) => ctx.store.dialect.queueStatement(ctx.db, q.compile());
   for (const [key, set] of doomed) {
     const m = ctx.reg.get(key);
     const list = [...set];
     for (const part of chunks(list)) {
-      await ctx.db.deleteFrom(m.table).where("id", "in", part).execute();
+      await later(ctx.db.deleteFrom(m.table).where("id", "in", part));
       if (m.tags)
-        await ctx.db
-          .deleteFrom("extras_taggeditem")
-          .where("content_type", "=", key)
-          .where("object_id", "in", part)
-          .execute();
+        await later(
+          ctx.db
+            .deleteFrom("extras_taggeditem")
+            .where("content_type", "=", key)
+            .where("object_id", "in", part),
+        );
       for (const [name, fd] of m.fieldList) {
         if (fd.kind === "m2m" || fd.kind === "cts")
-          await ctx.db.deleteFrom(joinTable(m, name)).where("source_id", "in", part).execute();
+          await later(ctx.db.deleteFrom(joinTable(m, name)).where("source_id", "in", part));
       }
       for (const rel of ctx.reg.reverseOf(key)) {
         if (rel.def.kind === "m2m")
-          await ctx.db.deleteFrom(joinTable(rel.from, rel.field)).where("target_id", "in", part).execute();
+          await later(ctx.db.deleteFrom(joinTable(rel.from, rel.field)).where("target_id", "in", part));
       }
       if (key === "extras.tag")
-        await ctx.db.deleteFrom("extras_taggeditem").where("tag_id", "in", part).execute();
+        await later(ctx.db.deleteFrom("extras_taggeditem").where("tag_id", "in", part));
     }
   }
   await pathsAfterDelete(ctx, doomed);

@@ -62,6 +62,11 @@ async function writeNow(db: Kysely<any> | Transaction<any>, w: RowWrite): Promis
   else await db.updateTable(w.table).set(w.values).where("id", "=", w.id).execute();
 }
 
+/** Run a statement now (`Dialect.queueStatement` where nothing can be queued). */
+async function runNow(db: Kysely<any> | Transaction<any>, query: CompiledQuery): Promise<void> {
+  await db.executeQuery(query);
+}
+
 /** Read a query's rows now (`Dialect.prefetch` where nothing can be queued). */
 async function readNow(db: Kysely<any> | Transaction<any>, query: CompiledQuery) {
   const { rows } = await db.executeQuery(query);
@@ -161,6 +166,11 @@ export interface Dialect {
    * queued write (a unique index) is raised by that next statement and fails the transaction.
    */
   queueWrite(db: Kysely<any> | Transaction<any>, write: RowWrite): Promise<void>;
+  /**
+   * Run a statement whose result nobody reads (a DELETE), queued as `queueWrite` queues rows: PostgreSQL in
+   * a transaction sends it with the next statement when its values can be written in; otherwise now.
+   */
+  queueStatement(db: Kysely<any> | Transaction<any>, query: CompiledQuery): Promise<void>;
   /**
    * Fail the caller's transaction with `StaleTokenError` unless the `inventory_meta` row `key` reads `value`.
    * SQLite reads the row now. PostgreSQL queues the check (`queueWrite`), so it goes out with the
@@ -264,6 +274,7 @@ export const sqliteDialect: Dialect = {
   },
   async transactionLock() {},
   queueWrite: writeNow,
+  queueStatement: runNow,
   prefetch: readNow,
   async assertToken(db, key, value) {
     const row = await db
@@ -337,6 +348,11 @@ export const postgresDialect: Dialect = {
     const statement = `SELECT CASE WHEN (SELECT value FROM inventory_meta WHERE key = ${k}) IS DISTINCT FROM ${pg.escapeLiteral(value)} THEN CAST(${pg.escapeLiteral(STALE_TOKEN_TEXT)} || ${k} || coalesce((SELECT '' FROM inventory_meta WHERE key = ${k}), '') AS integer) END`;
     if (!db.isTransaction) throw new Error("assertToken: in a transaction only");
     await db.executeQuery(CompiledQuery.raw(QUEUED_WRITE, [{ statement }]));
+  },
+  async queueStatement(db, query) {
+    const statement = db.isTransaction ? inlined(query.sql, query.parameters) : undefined;
+    if (statement === undefined) return runNow(db, query);
+    await db.executeQuery(CompiledQuery.raw(QUEUED_WRITE, [{ statement } satisfies QueuedStatement]));
   },
   async prefetch(db, query) {
     const text = db.isTransaction ? inlined(query.sql, query.parameters) : undefined;

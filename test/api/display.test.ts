@@ -75,7 +75,7 @@ describe("display strings", () => {
     });
     assert.equal(rel.display, "uplink pair");
   });
-  it("count fields of a created object count the rows its own write touched (a hook) and nothing else", async () => {
+  it("count fields of created and updated objects count the rows pointing at them, a hook's too", async () => {
     // A created object's counts are known without a query when nothing else in the transaction could point
     // at it; a virtual chassis created with a master has one member, set by its hook in the same write.
     const site = await create(s, "/api/dcim/sites/", { name: "Count site", status: "active" });
@@ -93,6 +93,26 @@ describe("display strings", () => {
     assert.equal(vc.member_count, 1);
     const logged = await s.api(`/api/extras/object-changes/?changed_object_id=${vc.id}`);
     assert.equal(logged.body.results[0].object_data.member_count, 1);
+    // A device joining the chassis through its own write: the chassis counts it.
+    const dev2 = await create(s, "/api/dcim/devices/", {
+      name: "count-member-2",
+      device_type: dt.id,
+      device_role: role.id,
+      site: site.id,
+      status: "active",
+      virtual_chassis: vc.id,
+      vc_position: 2,
+    });
+    assert.equal(dev2.virtual_chassis.id, vc.id);
+    // A plain update keeps the counts of what points at the object, in the response and the change log.
+    const renamed = await s.api(`/api/dcim/virtual-chassis/${vc.id}/`, {
+      method: "PATCH",
+      body: { domain: "count.example" },
+    });
+    assert.equal(renamed.body.member_count, 2);
+    const last = await s.api(`/api/extras/object-changes/?changed_object_id=${vc.id}&action=update&limit=1`);
+    assert.equal(last.body.results[0].object_data.member_count, 2);
+    assert.equal(last.body.results[0].object_data.domain, "count.example");
     const fresh = await create(s, "/api/tenancy/tenant-groups/", { name: "Count group" });
     assert.equal(fresh.tenant_count, 0);
     const [t1, t2] = (

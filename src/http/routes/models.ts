@@ -10,7 +10,7 @@ import type { Model } from "../../registry/index.ts";
 import type { Ctx } from "../../service/context.ts";
 import { AppError, NotFoundError, ValidationError } from "../../service/errors.ts";
 import { mayDo, restriction } from "../../service/permissions.ts";
-import { getRow, listRows } from "../../service/read.ts";
+import { getRow, listRows, plainLookup } from "../../service/read.ts";
 import { detailUrl, represent } from "../../service/represent.ts";
 import {
   createMany,
@@ -245,16 +245,22 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
         await optionsFor(ctx, model, "detail", req.auth, grantsOf(req, model)),
       );
     if (model.readOnly) throw new AppError(405, `Method "${method}" not allowed.`);
-    await getRow(ctx, model, id, { ...listP, action: method === "DELETE" ? "delete" : "change" });
+    // The object as this user may change or delete it (404 otherwise), read in the write's transaction.
+    const visible = { ...listP, action: method === "DELETE" ? ("delete" as const) : ("change" as const) };
     if (method === "PUT" || method === "PATCH") {
       const [obj] = await inTransaction(ctx, async (t) => {
+        // With nothing to check but existence, the update's own locked read answers 404.
+        if (!plainLookup(t, visible)) await getRow(t, model, id, visible);
         await updateObject(t, model, id, req.body, method === "PATCH");
         return kit.renderIds(t, model, [id]);
       });
       return kit.send(req, reply, 200, obj);
     }
     if (method === "DELETE") {
-      await inTransaction(ctx, (t) => deleteObjects(t, model, [id]));
+      await inTransaction(ctx, async (t) => {
+        await getRow(t, model, id, visible);
+        await deleteObjects(t, model, [id]);
+      });
       return reply.code(204).send();
     }
     throw new AppError(405, `Method "${method}" not allowed.`);
