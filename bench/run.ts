@@ -337,33 +337,45 @@ for (const sc of scenarios.filter((x) => x.path === "/api/graphql/")) {
   );
 }
 
+/** CPU ticks (user + system) by process id: the server `pid` and every process named `postgres`. */
+function cpuTicks(pid: number | undefined): Map<number, { ticks: number; database: boolean }> {
+  const out = new Map<number, { ticks: number; database: boolean }>();
+  let dirs: string[] = [];
+  try {
+    dirs = readdirSync("/proc").filter((d) => /^\d+$/.test(d));
+  } catch {
+    return out; // no /proc
+  }
+  for (const d of dirs) {
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const database = stat.includes("(postgres)");
+      if (!database && Number(d) !== pid) continue;
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out.set(Number(d), { ticks: Number(f[11]) + Number(f[12]), database }); // utime, stime
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return out;
+}
+
 /**
- * CPU time used so far, in ms (user + system, from /proc; 0 where /proc is missing): of the process `pid`,
- * and of every process named `postgres` (the database's backends; the bench is the only client then).
+ * CPU time in ms used between two `cpuTicks` samples by the server and by PostgreSQL's processes (a process
+ * that ended in between is not counted, one that started is counted whole; USER_HZ is 100 on Linux).
  */
-function cpuMs(pid: number | undefined): { server: number; database: number } {
-  const ticks = (stat: string) => {
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15)
-  };
-  const hz = 100; // USER_HZ on Linux
+function cpuBetween(
+  before: ReturnType<typeof cpuTicks>,
+  after: ReturnType<typeof cpuTicks>,
+): { server: number; database: number } {
   let server = 0;
   let database = 0;
-  try {
-    if (pid) server = ticks(readFileSync(`/proc/${pid}/stat`, "utf8"));
-    for (const d of readdirSync("/proc")) {
-      if (!/^\d+$/.test(d)) continue;
-      try {
-        const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-        if (stat.includes("(postgres)")) database += ticks(stat);
-      } catch {
-        // the process ended meanwhile
-      }
-    }
-  } catch {
-    // no /proc
+  for (const [pid, a] of after) {
+    const d = a.ticks - (before.get(pid)?.ticks ?? 0);
+    if (a.database) database += d;
+    else server += d;
   }
-  return { server: (server * 1000) / hz, database: (database * 1000) / hz };
+  return { server: server * 10, database: database * 10 };
 }
 
 const results: Array<Record<string, unknown>> = [];
@@ -373,7 +385,7 @@ const results: Array<Record<string, unknown>> = [];
  * requests/s on a small shared machine, where autocannon competes for the same cores).
  */
 async function drive(sc: Scenario, url: string, connections: number, name = sc.name): Promise<void> {
-  const before = cpuMs(child.pid);
+  const before = cpuTicks(child.pid);
   const r = await autocannon({
     url,
     method: sc.method ?? "GET",
@@ -388,13 +400,13 @@ async function drive(sc: Scenario, url: string, connections: number, name = sc.n
         }
       : {}),
   } as any);
-  const after = cpuMs(child.pid);
+  const used = cpuBetween(before, cpuTicks(child.pid));
   const rps = r.requests.average;
   const served = Math.max(1, r.requests.total);
   // Per request, when this scenario ran against the bench's own server (not a `--workers N` one).
   const own = url.startsWith(base);
-  const serverCpu = own ? (after.server - before.server) / served : null;
-  const databaseCpu = engine === "postgres" ? (after.database - before.database) / served : null;
+  const serverCpu = own ? used.server / served : null;
+  const databaseCpu = engine === "postgres" ? used.database / served : null;
   results.push({
     scenario: name,
     rps,

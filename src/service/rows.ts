@@ -74,18 +74,23 @@ export async function rowsWhereIn(
   values: readonly unknown[],
   known?: () => Row[] | undefined,
 ): Promise<Row[]> {
-  const { uniq, key } = lookupKey(model, column, values);
-  if (!uniq.length) return [];
   const phase = readBackMemo(ctx);
+  const prefetched = ctx.memo.get(PREFETCHED) as Map<string, () => Promise<Row[]>> | undefined;
+  // The memo key (sorted values) is built only where a memo may answer: reads of many ids skip it.
+  const { uniq, key } =
+    phase || prefetched?.size
+      ? lookupKey(model, column, values)
+      : { uniq: [...new Set(values.filter((v) => v !== null && v !== undefined))], key: "" };
+  if (!uniq.length) return [];
   const kept = (phase?.get(key) as Row[] | undefined) ?? known?.();
   if (kept) {
     phase?.set(key, kept);
     return kept;
   }
-  const ahead = (ctx.memo.get(PREFETCHED) as Map<string, () => Promise<Row[]>> | undefined)?.get(key);
+  const ahead = prefetched?.get(key);
   const out: Row[] = [];
   if (ahead) {
-    (ctx.memo.get(PREFETCHED) as Map<string, unknown>).delete(key);
+    prefetched?.delete(key);
     out.push(...(await ahead()));
   } else
     for (const part of chunks(uniq))
