@@ -104,14 +104,19 @@ function usable(p: Parent): [bigint, bigint] {
 type Hint = { next: bigint; space: string | null };
 const hints = new WeakMap<object, Map<string, Hint>>();
 
+/** The map of `ctx`'s store in a per-store registry (created empty on first use). */
+function ofStore<V>(registry: WeakMap<object, Map<string, V>>, ctx: Ctx): Map<string, V> {
+  let m = registry.get(ctx.store);
+  if (!m) {
+    m = new Map();
+    registry.set(ctx.store, m);
+  }
+  return m;
+}
+
 /** This process's hints for the parents of the context's store (parent key → hint). */
 function hintsOf(ctx: Ctx): Map<string, Hint> {
-  let byParent = hints.get(ctx.store);
-  if (!byParent) {
-    byParent = new Map();
-    hints.set(ctx.store, byParent);
-  }
-  return byParent;
+  return ofStore(hints, ctx);
 }
 const MAX_HINTS = 10_000;
 
@@ -205,12 +210,7 @@ async function* freeHosts(ctx: Ctx, p: Parent): AsyncGenerator<bigint> {
 const parents = new WeakMap<object, Map<string, Parent>>();
 
 function seenParents(ctx: Ctx): Map<string, Parent> {
-  let byId = parents.get(ctx.store);
-  if (!byId) {
-    byId = new Map();
-    parents.set(ctx.store, byId);
-  }
-  return byId;
+  return ofStore(parents, ctx);
 }
 
 function rememberParent(ctx: Ctx, p: Parent): void {
@@ -458,10 +458,10 @@ async function createAll(ctx: Ctx, model: Model, items: Array<Record<string, unk
 }
 
 /**
- * Create one IP address per body item at the next free addresses of the prefix `prefixId` (Nautobot
+ * Create one IP address per body item at the next free addresses of the prefix `parentId` (Nautobot
  * `available_ips` POST): `address` and `vrf` are set from the parent, every other IPAddress field is taken
- * from the item and validated as a normal create. `readParent` reads the prefix row `parentId` inside the
- * transaction (404 when the user may not see it). The addresses are claimed (`claimFreeHosts`), never handed out twice.
+ * from the item and validated as a normal create. `readParent` reads the prefix row inside the transaction
+ * (404 when the user may not see it). The addresses are claimed (`claimFreeHosts`), never handed out twice.
  * @returns the new ids, in body order; `many` tells whether the body was a list.
  * @throws InsufficientSpaceError (204) when fewer addresses are free than items were sent;
  *   ValidationError (400) for a body item that is not an object or does not validate.

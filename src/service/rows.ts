@@ -32,10 +32,10 @@ function whereInQuery(ctx: Ctx, model: Model, column: string, part: readonly unk
   ]);
 }
 
-/** The distinct non-null values of a lookup and its memo key. */
-function lookupKey(model: Model, column: string, values: readonly unknown[]) {
+/** The distinct non-null values of a lookup and, when `keyed`, its memo key (else ""). */
+function lookupKey(model: Model, column: string, values: readonly unknown[], keyed = true) {
   const uniq = [...new Set(values.filter((v) => v !== null && v !== undefined))];
-  return { uniq, key: `${model.table}|${column}|${uniq.map(String).sort().join(",")}` };
+  return { uniq, key: keyed ? `${model.table}|${column}|${uniq.map(String).sort().join(",")}` : "" };
 }
 
 /** Memo key of reads sent ahead (`prefetchRows`): lookup key → the function giving the rows. */
@@ -77,10 +77,7 @@ export async function rowsWhereIn(
   const phase = readBackMemo(ctx);
   const prefetched = ctx.memo.get(PREFETCHED) as Map<string, () => Promise<Row[]>> | undefined;
   // The memo key (sorted values) is built only where a memo may answer: reads of many ids skip it.
-  const { uniq, key } =
-    phase || prefetched?.size
-      ? lookupKey(model, column, values)
-      : { uniq: [...new Set(values.filter((v) => v !== null && v !== undefined))], key: "" };
+  const { uniq, key } = lookupKey(model, column, values, !!phase || !!prefetched?.size);
   if (!uniq.length) return [];
   const kept = (phase?.get(key) as Row[] | undefined) ?? known?.();
   if (kept) {
