@@ -36,6 +36,11 @@ export { HARD_PAGE_CEILING } from "./kit.ts";
 export { API_VERSIONS, DEFAULT_API_VERSION, VERSION } from "./versions.ts";
 
 const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
+/**
+ * The path of one object's detail (`/api/<app>/<model>/<id>/`, routes/models.ts) or of its trace or paths
+ * (routes/cable-paths.ts): routes that read that object first, with `kit.rowFor`.
+ */
+const DETAIL = /^\/api\/[^/]+\/[^/]+\/[^/]+\/(?:trace\/|paths\/)?$/;
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -51,6 +56,8 @@ declare module "fastify" {
     definitionsToken: string | undefined;
     /** A write's assumed definitions token instead (service/context.ts `Ctx.assumedDefinitions`). */
     assumedDefinitions: string | undefined;
+    /** The tokens are read later, with the object the request reads first (`HttpKit.rowFor`). */
+    tokensDeferred: boolean | undefined;
     /** The replica's database when this read goes there (`--database-replica`). */
     readDb: Kysely<any> | undefined;
   }
@@ -202,7 +209,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // replica they go there, unless it has not yet replayed this user's last write (read-your-writes).
     // Writes take only the definitions token (their data is read inside their transaction); where reading it
     // costs a round trip they assume the one this process last read, which their transaction checks.
-    if (SAFE.has(req.method) || path === "/api/graphql/") {
+    if (
+      (req.method === "GET" || req.method === "HEAD") &&
+      store.rowWithTokens &&
+      !store.replica &&
+      DETAIL.test(path)
+    ) {
+      // One object's detail, trace or paths: the route reads the tokens with the object (`kit.rowFor`).
+      req.tokensDeferred = true;
+    } else if (SAFE.has(req.method) || path === "/api/graphql/") {
       const replica = store.replica;
       const state = replica
         ? await replica.state(req.auth.actor ? await writeMark(store.db, req.auth.actor.id) : undefined)

@@ -7,10 +7,12 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../config.ts";
 import type { Model, Registry } from "../registry/index.ts";
 import { type Ctx, makeCtx, type ServiceSettings } from "../service/context.ts";
-import { AppError, PermissionDenied } from "../service/errors.ts";
+import { AppError, NotFoundError, PermissionDenied } from "../service/errors.ts";
 import { redactResponses } from "../service/outbox.ts";
 import { type Action, mayDo } from "../service/permissions.ts";
+import { getRow, type ListParams, plainLookup } from "../service/read.ts";
 import { represent } from "../service/represent.ts";
+import type { Row } from "../service/rows.ts";
 import { readBack } from "../service/write.ts";
 import type { Store } from "../store/db.ts";
 import { renderHtml, wantsHtml } from "./browsable.ts";
@@ -67,6 +69,13 @@ export interface HttpKit {
   baseUrl(req: FastifyRequest): string;
   /** A service context for the request (cross-request read cache on GET/HEAD). */
   ctxFor(req: FastifyRequest): Ctx;
+  /**
+   * The object `id` of `model` as this user may read it with `p`'s filters (404 otherwise), and the context
+   * to render it with. When the request's tokens were deferred (`req.tokensDeferred`, an object's detail on
+   * PostgreSQL) and the read only asks whether the row exists, the tokens come in the row's statement
+   * (`Store.rowWithTokens`: one round trip, one snapshot); otherwise they are read first.
+   */
+  rowFor(req: FastifyRequest, model: Model, id: string, p?: ListParams): Promise<{ ctx: Ctx; row: Row }>;
   /** Answer JSON, or the browsable HTML page when a browser asks. */
   send(req: FastifyRequest, reply: FastifyReply, status: number, body: unknown): FastifyReply;
   /** 403 unless the user may do `action` on `model` (anonymous reads only of inventory models). */
@@ -130,26 +139,42 @@ export function makeKit(store: Store, reg: Registry, config: Config, settings: S
   };
   const visible = (ctx: Ctx, model: Model, objs: Array<Record<string, unknown>>) =>
     model.key === "extras.webhookdelivery" ? redactResponses(ctx, objs) : Promise.resolve(objs);
+  const ctxFor = (req: FastifyRequest) =>
+    makeCtx({
+      store,
+      reg,
+      settings,
+      baseUrl: baseUrl(req),
+      actor: req.auth.actor,
+      cached: req.method === "GET" || req.method === "HEAD" || req.dataToken !== undefined,
+      token: req.dataToken,
+      definitionsToken: req.definitionsToken,
+      assumedDefinitions: req.assumedDefinitions,
+      db: req.readDb,
+      grants: req.grants,
+    });
   return {
     store,
     reg,
     config,
     settings,
     baseUrl,
-    ctxFor: (req) =>
-      makeCtx({
-        store,
-        reg,
-        settings,
-        baseUrl: baseUrl(req),
-        actor: req.auth.actor,
-        cached: req.method === "GET" || req.method === "HEAD" || req.dataToken !== undefined,
-        token: req.dataToken,
-        definitionsToken: req.definitionsToken,
-        assumedDefinitions: req.assumedDefinitions,
-        db: req.readDb,
-        grants: req.grants,
-      }),
+    ctxFor,
+    async rowFor(req, model, id, p) {
+      if (req.tokensDeferred) {
+        req.tokensDeferred = false;
+        if (store.rowWithTokens && plainLookup(ctxFor(req), p)) {
+          const { row, tokens } = await store.rowWithTokens(model.table, id);
+          req.dataToken = tokens.data;
+          req.definitionsToken = tokens.definitions;
+          if (!row) throw new NotFoundError();
+          return { ctx: ctxFor(req), row };
+        }
+        ({ data: req.dataToken, definitions: req.definitionsToken } = await store.freshTokens());
+      }
+      const ctx = ctxFor(req);
+      return { ctx, row: await getRow(ctx, model, id, p) };
+    },
     send(req, reply, status, body) {
       if (wantsHtml(req.headers.accept) && queryParams(req.url, req).get("format")?.[0] !== "json") {
         reply.code(status).header("Content-Type", "text/html; charset=utf-8");

@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { CompiledQuery, Kysely, PostgresDialect, type Transaction } from "kysely";
 import pg from "pg";
-import { type Dialect, postgresDialect, sqliteDialect } from "./dialect.ts";
+import { type Dialect, postgresDialect, quoteId, sqliteDialect } from "./dialect.ts";
 import { wrapPgClient } from "./pg-connection.ts";
 import type { Replica } from "./replica.ts";
 import { NodeSqliteDatabase, NodeSqliteDialect } from "./sqlite-driver.ts";
@@ -78,6 +78,15 @@ export interface Store {
    * Each is undefined when it cannot be read (then nothing is cached on its account).
    */
   freshTokens(): Promise<Tokens>;
+  /**
+   * PostgreSQL: the row of `table` whose id is `id` (undefined when there is none) and the request's tokens
+   * (as `freshTokens`), read by one statement, so in one round trip and from one snapshot. Absent where
+   * tokens cost nothing (SQLite).
+   */
+  rowWithTokens?(
+    table: string,
+    id: string,
+  ): Promise<{ row: Record<string, unknown> | undefined; tokens: Tokens }>;
   /**
    * Whether `freshTokens` costs a round trip (PostgreSQL): a write then assumes the definitions token of
    * the shared memo and has its transaction check it (service/context.ts `Ctx.assumedDefinitions`).
@@ -211,6 +220,12 @@ export async function openStore(url: string): Promise<Store> {
       connectionTimeoutMillis: 5000,
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     };
+    // One query per request: a snapshot read before the request arrived could predate a commit it must see.
+    const freshTokens = (): Promise<Tokens> =>
+      pool
+        .query({ text: TOKENS_SQL, values: [DEFINITIONS_KEY] })
+        .then((r) => tokensOf("pg", r.rows[0]))
+        .catch(() => ({ data: undefined, definitions: undefined }));
     return {
       db,
       dialect: postgresDialect,
@@ -219,12 +234,19 @@ export async function openStore(url: string): Promise<Store> {
       dataToken: () => undefined,
       poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
       assumeDefinitions: true,
-      // One query per request: a snapshot read before the request arrived could predate a commit it must see.
-      freshTokens: () =>
-        pool
-          .query({ text: TOKENS_SQL, values: [DEFINITIONS_KEY] })
-          .then((r) => tokensOf("pg", r.rows[0]))
-          .catch(() => ({ data: undefined, definitions: undefined })),
+      freshTokens,
+      async rowWithTokens(table, id) {
+        const r = await pool.query({
+          text: `SELECT t.*, pg_current_snapshot()::text AS "${ROW_TOKEN_S}", (SELECT value FROM inventory_meta WHERE key = $2) AS "${ROW_TOKEN_D}" FROM ${quoteId(table)} t WHERE t.id = $1`,
+          values: [id, DEFINITIONS_KEY],
+        });
+        const row = r.rows[0] as Record<string, unknown> | undefined;
+        if (!row) return { row, tokens: await freshTokens() };
+        const tokens = tokensOf("pg", { s: row[ROW_TOKEN_S], d: row[ROW_TOKEN_D] });
+        delete row[ROW_TOKEN_S];
+        delete row[ROW_TOKEN_D];
+        return { row, tokens };
+      },
       committed: () => {},
       async listen(channel, onEvent) {
         // A dedicated connection; when it is lost (database restart) it is re-opened with backoff and the
@@ -316,7 +338,7 @@ export function pgPoolSettings(
   };
 }
 
-export { quoteId } from "./dialect.ts";
+export { quoteId };
 
 /**
  * Run precompiled SQL text through Kysely's connection handling (so it joins the current transaction),
@@ -337,6 +359,10 @@ export async function rawRows(
  */
 export const TOKENS_SQL =
   "SELECT pg_current_snapshot()::text AS s, (SELECT value FROM inventory_meta WHERE key = $1) AS d";
+
+/** The columns `rowWithTokens` adds to a row for its tokens (no table has them). */
+const ROW_TOKEN_S = "__inventory_snapshot";
+const ROW_TOKEN_D = "__inventory_definitions";
 
 /** Tokens from a TOKENS_SQL row, the data token prefixed by where it was read (`pg`, `replica`). */
 export function tokensOf(where: string, row: { s?: unknown; d?: unknown } | undefined): Tokens {

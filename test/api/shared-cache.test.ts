@@ -36,6 +36,11 @@ describe("cross-request cache across processes", () => {
         body: { name: `R-${i}` },
       });
       assert.equal(patched.status, 200);
+      // A detail read takes its tokens in the row's own statement on PostgreSQL (kit.rowFor).
+      const detail = await b.api(`/api/dcim/sites/${site.id}/`);
+      assert.equal(detail.body.region.name, `R-${i}`, `REST detail read ${i} is fresh`);
+      const brief = await b.api(`/api/dcim/regions/${region.id}/?brief=1`);
+      assert.equal(brief.body.display, `R-${i}`, `REST brief read ${i} is fresh`);
       const rest = await b.api(`/api/dcim/sites/?name=Cached`);
       assert.equal(rest.body.results[0].region.name, `R-${i}`, `REST read ${i} is fresh`);
       const gql = await b.api("/api/graphql/", {

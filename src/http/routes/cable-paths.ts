@@ -62,8 +62,7 @@ export async function cablePathRoutes(app: FastifyInstance, { kit }: { kit: Http
     const id = normalizeUuid(rawId);
     if (!id) throw new NotFoundError();
     kit.need(req, model, "view");
-    const ctx = kit.ctxFor(req);
-    await getRow(ctx, model, id);
+    const { ctx } = await kit.rowFor(req, model, id);
     return { model, id, ctx };
   };
 

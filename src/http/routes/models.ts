@@ -229,13 +229,13 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
     const { params, ignore } = listParams(req, model);
     const listP = { params, ignore, limit: 1, offset: 0, ...(owner ? { ownerColumn: owner } : {}) };
     if (method === "GET" || method === "HEAD") {
-      const row = await getRow(ctx, model, id, listP);
+      const { ctx: c, row } = await kit.rowFor(req, model, id, listP);
       const [obj] = await kit.visible(
-        ctx,
+        c,
         model,
-        await represent(ctx, model, [row], kit.isBrief(req) ? "nested" : "full", renderOpts(req, model)),
+        await represent(c, model, [row], kit.isBrief(req) ? "nested" : "full", renderOpts(req, model)),
       );
-      return kit.send(req, reply, 200, withTokenKey(ctx, model, obj!));
+      return kit.send(req, reply, 200, withTokenKey(c, model, obj!));
     }
     if (method === "OPTIONS")
       return kit.send(
