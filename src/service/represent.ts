@@ -21,6 +21,7 @@ import {
   changeMark,
   chunks,
   customFieldsFor,
+  memoEntry,
   type Row,
   readBackMemo,
   rowsById,
@@ -529,14 +530,11 @@ async function countsFor(
 
 /** Count fields read in the current write transaction: memo key → counts and the change mark they hold at. */
 function transactionCounts(ctx: Ctx): Map<string, { counts: Map<string, number>; mark: number }> {
-  let m = ctx.memo.get("transactionCounts") as
-    | Map<string, { counts: Map<string, number>; mark: number }>
-    | undefined;
-  if (!m) {
-    m = new Map();
-    ctx.memo.set("transactionCounts", m);
-  }
-  return m;
+  return memoEntry(
+    ctx,
+    "transactionCounts",
+    () => new Map<string, { counts: Map<string, number>; mark: number }>(),
+  );
 }
 
 /**

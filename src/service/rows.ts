@@ -24,6 +24,16 @@ export function unionAll<Q extends { unionAll(other: Q): Q }>(queries: readonly 
   return queries.slice(1).reduce((all, q) => all.unionAll(q), queries[0]!);
 }
 
+/** The entry `key` of the context's memo, made by `make` on first use (per transaction inside one). */
+export function memoEntry<T>(ctx: Ctx, key: string, make: () => T): T {
+  let v = ctx.memo.get(key) as T | undefined;
+  if (v === undefined) {
+    v = make();
+    ctx.memo.set(key, v);
+  }
+  return v;
+}
+
 /** The statement reading rows of `model` whose `column` is one of `part` (at most CHUNK values). */
 function whereInQuery(ctx: Ctx, model: Model, column: string, part: readonly unknown[]) {
   const marks = part.map((_v, i) => ctx.store.dialect.placeholder(i + 1)).join(", ");
@@ -55,12 +65,7 @@ export async function prefetchRows(
   const { uniq, key } = lookupKey(model, column, values);
   if (!uniq.length || uniq.length > CHUNK) return;
   const rows = await ctx.store.dialect.prefetch(ctx.db, whereInQuery(ctx, model, column, uniq));
-  let ahead = ctx.memo.get(PREFETCHED) as Map<string, () => Promise<unknown[]>> | undefined;
-  if (!ahead) {
-    ahead = new Map();
-    ctx.memo.set(PREFETCHED, ahead);
-  }
-  ahead.set(key, rows);
+  memoEntry(ctx, PREFETCHED, () => new Map<string, () => Promise<unknown[]>>()).set(key, rows);
 }
 
 /**
@@ -136,12 +141,12 @@ export interface NotedChange {
 
 /** The change list of the current transaction, created empty on first use (service/write.ts `track`). */
 export function changeList<C extends NotedChange = NotedChange>(ctx: Ctx): C[] {
-  let list = ctx.memo.get(PENDING_KEY) as C[] | undefined;
-  if (!list) {
-    list = [];
-    ctx.memo.set(PENDING_KEY, list);
-  }
-  return list;
+  return memoEntry(ctx, PENDING_KEY, (): C[] => []);
+}
+
+/** The change list of the current transaction as it stands, undefined before its first change. */
+function noted(ctx: Ctx): readonly NotedChange[] | undefined {
+  return ctx.memo.get(PENDING_KEY) as NotedChange[] | undefined;
 }
 
 /** Take the change list of the current transaction away (service/write.ts `flushChanges`). */
@@ -156,7 +161,7 @@ export function takeChangeList<C extends NotedChange = NotedChange>(ctx: Ctx): C
  * when a hook wrote rows the list does not name (`UNTRACKED_KEY`).
  */
 function completeChanges(ctx: Ctx): readonly NotedChange[] | undefined {
-  const list = ctx.memo.get(PENDING_KEY) as NotedChange[] | undefined;
+  const list = noted(ctx);
   return list && !ctx.memo.get(UNTRACKED_KEY) ? list : undefined;
 }
 
@@ -166,7 +171,7 @@ function completeChanges(ctx: Ctx): readonly NotedChange[] | undefined {
  */
 export function changeMark(ctx: Ctx): number | undefined {
   if (!ctx.db.isTransaction) return undefined;
-  return (ctx.memo.get(PENDING_KEY) as NotedChange[] | undefined)?.length ?? 0;
+  return noted(ctx)?.length ?? 0;
 }
 
 /**
@@ -175,8 +180,7 @@ export function changeMark(ctx: Ctx): number | undefined {
  */
 export function writtenSince(ctx: Ctx, mark: number, modelKey: string): boolean {
   if (ctx.memo.get(UNTRACKED_KEY)) return true;
-  const list = (ctx.memo.get(PENDING_KEY) as NotedChange[] | undefined) ?? [];
-  return list.slice(mark).some((c) => c.model.key === modelKey);
+  return (noted(ctx) ?? []).slice(mark).some((c) => c.model.key === modelKey);
 }
 
 /**

@@ -10,7 +10,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { type CompiledQuery, sql } from "kysely";
 import { ipKey, parseCidr } from "../net/ip.ts";
-import type { Model } from "../registry/index.ts";
+import type { Model, ReverseRelation } from "../registry/index.ts";
 import type { ValidateArgs } from "../registry/meta.ts";
 import { ADDRESS_SPACE_KEY, DEFINITIONS_KEY, newToken, TAGGED_PREFIX } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
@@ -459,7 +459,7 @@ async function referringRelations(
   ctx: Ctx,
   model: Model,
   ids: readonly string[],
-): Promise<Set<ReturnType<Ctx["reg"]["reverseOf"]>[number]>> {
+): Promise<Set<ReverseRelation>> {
   const rels = ctx.reg.reverseOf(model.key).filter((r) => r.def.kind !== "m2m");
   if (!rels.length || ids.length > 500) return new Set(rels);
   const probes = rels.map((rel, i) => {
@@ -490,7 +490,7 @@ export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Prom
     doomed.set(m.key, set);
     const referring = await referringRelations(ctx, m, fresh);
     for (const rel of ctx.reg.reverseOf(m.key)) {
-      if (rel.def.kind === "m2m" || !referring.has(rel)) continue;
+      if (!referring.has(rel)) continue; // many-to-many rows go with the object (below)
       let rows: Row[];
       if (rel.def.kind === "gfk") {
         rows = [];

@@ -79,9 +79,9 @@ export interface Store {
    */
   freshTokens(): Promise<Tokens>;
   /**
-   * PostgreSQL: the row of `table` whose id is `id` (undefined when there is none) and the request's tokens
-   * (as `freshTokens`), read by one statement, so in one round trip and from one snapshot. Absent where
-   * tokens cost nothing (SQLite).
+   * PostgreSQL: the row of `table` whose id is `id` and the request's tokens (as `freshTokens`), read by one
+   * statement, so in one round trip and from one snapshot; without a row, no tokens (undefined). Absent
+   * where tokens cost nothing (SQLite).
    */
   rowWithTokens?(
     table: string,
@@ -241,7 +241,8 @@ export async function openStore(url: string): Promise<Store> {
           values: [id, DEFINITIONS_KEY],
         });
         const row = r.rows[0] as Record<string, unknown> | undefined;
-        if (!row) return { row, tokens: await freshTokens() };
+        // No such row: the request ends in a 404 that reads nothing, so no tokens are read for it.
+        if (!row) return { row, tokens: { data: undefined, definitions: undefined } };
         const tokens = tokensOf("pg", { s: row[ROW_TOKEN_S], d: row[ROW_TOKEN_D] });
         delete row[ROW_TOKEN_S];
         delete row[ROW_TOKEN_D];

@@ -345,9 +345,9 @@ export const postgresDialect: Dialect = {
   },
   async assertToken(db, key, value) {
     const k = pg.escapeLiteral(key);
-    const statement = `SELECT CASE WHEN (SELECT value FROM inventory_meta WHERE key = ${k}) IS DISTINCT FROM ${pg.escapeLiteral(value)} THEN CAST(${pg.escapeLiteral(STALE_TOKEN_TEXT)} || ${k} || coalesce((SELECT '' FROM inventory_meta WHERE key = ${k}), '') AS integer) END`;
+    const check = `SELECT CASE WHEN (SELECT value FROM inventory_meta WHERE key = ${k}) IS DISTINCT FROM ${pg.escapeLiteral(value)} THEN CAST(${pg.escapeLiteral(STALE_TOKEN_TEXT)} || ${k} || coalesce((SELECT '' FROM inventory_meta WHERE key = ${k}), '') AS integer) END`;
     if (!db.isTransaction) throw new Error("assertToken: in a transaction only");
-    await db.executeQuery(CompiledQuery.raw(QUEUED_WRITE, [{ statement }]));
+    await this.queueStatement(db, CompiledQuery.raw(check, []));
   },
   async queueStatement(db, query) {
     const statement = db.isTransaction ? inlined(query.sql, query.parameters) : undefined;
@@ -358,20 +358,19 @@ export const postgresDialect: Dialect = {
     const text = db.isTransaction ? inlined(query.sql, query.parameters) : undefined;
     if (text === undefined) return readNow(db, query);
     let settled = false;
-    let settle: (r: unknown) => void = () => {};
-    let fail: (e: unknown) => void = () => {};
-    const rows = new Promise<unknown[]>((resolve, reject) => {
-      settle = (r) => {
+    const { promise: rows, resolve, reject } = Promise.withResolvers<unknown[]>();
+    rows.catch(() => {}); // nobody may ask for the rows of a transaction that failed
+    const item: QueuedStatement = {
+      statement: text,
+      settle: (r) => {
         settled = true;
         resolve((r as { rows?: unknown[] } | undefined)?.rows ?? []);
-      };
-      fail = (e) => {
+      },
+      fail: (e) => {
         settled = true;
         reject(e);
-      };
-    });
-    rows.catch(() => {}); // nobody may ask for the rows of a transaction that failed
-    const item: QueuedStatement = { statement: text, settle, fail };
+      },
+    };
     await db.executeQuery(CompiledQuery.raw(QUEUED_WRITE, [item]));
     return async () => {
       if (!settled) await db.executeQuery(CompiledQuery.raw("SELECT 1", [])); // sends what is kept
