@@ -16,7 +16,7 @@ import type { Model } from "../registry/index.ts";
 import { type Ctx, definitionsMemo } from "./context.ts";
 import { ValidationError } from "./errors.ts";
 import { nestedFor, represent } from "./represent.ts";
-import { chunks, type Row, rowsWhereIn } from "./rows.ts";
+import { chunks, memoEntry, type Row, rowsWhereIn } from "./rows.ts";
 import { inTransaction } from "./write.ts";
 
 /** A node of a path: content type and id. */
@@ -386,6 +386,35 @@ export function connectedOnly(model: Model): Cond {
 type Obj = Record<string, unknown>;
 
 /**
+ * Cables as Nautobot's `TracedCableSerializer` renders them (its keys and order; `length_unit` as stored: ""
+ * when unset), by id. Memoised in `ctx.memo` per base URL, which read requests share while the data token is
+ * unchanged (service/context.ts `makeCtx`), like nested objects: a repeated trace reads no cable row. The
+ * objects are shared and never mutated.
+ */
+async function tracedCablesFor(ctx: Ctx, cable: Model, ids: readonly string[]): Promise<Map<string, Obj>> {
+  const memo = memoEntry(ctx, `tracedCables|${ctx.baseUrl}`, () => new Map<string, Obj>());
+  const missing = ids.filter((id) => !memo.has(id));
+  if (missing.length) {
+    const rows = await rowsWhereIn(ctx, cable, "id", missing);
+    const unit = new Map(rows.map((r) => [r.id as string, r.length_unit ?? ""]));
+    const keys = ["display", "id", "url", "type", "status", "label", "color", "length"];
+    for (const o of await represent(ctx, cable, rows, "full")) {
+      const traced: Obj = Object.fromEntries(keys.map((k) => [k, o[k]]));
+      traced.length_unit = unit.get(o.id as string) ?? "";
+      traced.created = o.created;
+      traced.last_updated = o.last_updated;
+      memo.set(o.id as string, traced);
+    }
+  }
+  const out = new Map<string, Obj>();
+  for (const id of ids) {
+    const o = memo.get(id);
+    if (o) out.set(id, o);
+  }
+  return out;
+}
+
+/**
  * Nested representations of mixed-type nodes, set-wise (one query per type), aligned with `refs`; cables as
  * Nautobot's `TracedCableSerializer` when `tracedCables` (trace), else nested (paths).
  */
@@ -401,17 +430,7 @@ async function renderNodes(
     const m = ctx.reg.models.get(type);
     if (!m) continue;
     if (type === "dcim.cable" && tracedCables) {
-      // Nautobot `TracedCableSerializer` (its keys and order; length_unit as stored: "" when unset).
-      const rows = await rowsWhereIn(ctx, m, "id", ids);
-      const unit = new Map(rows.map((r) => [r.id as string, r.length_unit ?? ""]));
-      const keys = ["display", "id", "url", "type", "status", "label", "color", "length"];
-      for (const o of await represent(ctx, m, rows, "full")) {
-        const traced: Obj = Object.fromEntries(keys.map((k) => [k, o[k]]));
-        traced.length_unit = unit.get(o.id as string) ?? "";
-        traced.created = o.created;
-        traced.last_updated = o.last_updated;
-        objs.set(`${type}:${o.id}`, traced);
-      }
+      for (const [id, o] of await tracedCablesFor(ctx, m, ids)) objs.set(`${type}:${id}`, o);
     } else for (const [id, o] of await nestedFor(ctx, m, ids)) objs.set(`${type}:${id}`, o);
   }
   return refs.map((r) => (r ? (objs.get(`${r.type}:${r.id}`) ?? null) : null));

@@ -51,6 +51,47 @@ describe("cross-request cache across processes", () => {
     }
   });
 
+  it("a cable changed through one server is traced fresh at once through the other", async () => {
+    const site = await create(a, "/api/dcim/sites/", { name: "TraceSite", status: "active" });
+    const man = await create(a, "/api/dcim/manufacturers/", { name: "TraceMan" });
+    const dt = await create(a, "/api/dcim/device-types/", { model: "TraceT", manufacturer: man.id });
+    const role = await create(a, "/api/dcim/device-roles/", { name: "TraceRole" });
+    const ends = [];
+    for (const name of ["trace-a", "trace-b"]) {
+      const device = await create(a, "/api/dcim/devices/", {
+        name,
+        site: site.id,
+        device_type: dt.id,
+        device_role: role.id,
+        status: "active",
+      });
+      ends.push(
+        await create(a, "/api/dcim/interfaces/", { device: device.id, name: "eth0", type: "1000base-t" }),
+      );
+    }
+    const cable = await create(a, "/api/dcim/cables/", {
+      termination_a_type: "dcim.interface",
+      termination_a_id: ends[0].id,
+      termination_b_type: "dcim.interface",
+      termination_b_id: ends[1].id,
+      status: "connected",
+      label: "L-0",
+    });
+    for (let i = 1; i <= 10; i++) {
+      // Warm B's traced cable, relabel it through A, and trace through B at once (kit.rowFor's tokens).
+      const warm = await b.api(`/api/dcim/interfaces/${ends[0].id}/trace/`);
+      assert.equal(warm.body[0][1].label, `L-${i - 1}`);
+      const patched = await a.api(`/api/dcim/cables/${cable.id}/`, {
+        method: "PATCH",
+        body: { label: `L-${i}` },
+      });
+      assert.equal(patched.status, 200);
+      const traced = await b.api(`/api/dcim/interfaces/${ends[0].id}/trace/`);
+      assert.equal(traced.body[0][1].label, `L-${i}`, `trace ${i} is fresh`);
+      assert.equal(traced.body[0][2].device.name, "trace-b");
+    }
+  });
+
   it("a new or changed definition through one server is used at once by the other's reads and writes", async () => {
     const site = await create(b, "/api/dcim/sites/", { name: "Defs", status: "active" });
     const warm = async () => {
