@@ -14,7 +14,7 @@ import type { Model, ReverseRelation } from "../registry/index.ts";
 import type { ValidateArgs } from "../registry/meta.ts";
 import { ADDRESS_SPACE_KEY, DEFINITIONS_KEY, newToken, TAGGED_PREFIX } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
-import { StaleTokenError } from "../store/errors.ts";
+import { StalePlanError, StaleTokenError } from "../store/errors.ts";
 import { storedTime } from "../store/values.ts";
 import { pathsAfterDelete, pathsAfterWrite } from "./cable-paths.ts";
 import {
@@ -659,9 +659,14 @@ export async function flushChanges(ctx: Ctx): Promise<void> {
  * With `ctx.assumedDefinitions`, the transaction uses the shared definitions memo of that token and checks
  * the token in its first statement (`Dialect.assertToken`); once committed, `ctx` keeps that memo. When the
  * check fails, or the transaction failed otherwise (a 4xx) and the token has moved on meanwhile, it runs
- * again with the fresh token, so no answer rests on definitions older than the request.
+ * again with the fresh token, so no answer rests on definitions older than the request. A transaction that
+ * met a stale prepared plan (`StalePlanError`, after a schema change) runs again, once.
  */
-export async function inTransaction<T>(ctx: Ctx, fn: (tctx: Ctx) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(
+  ctx: Ctx,
+  fn: (tctx: Ctx) => Promise<T>,
+  replanned = false,
+): Promise<T> {
   if (ctx.db !== ctx.store.db) return fn(ctx);
   let queued = 0;
   // The token a request of this process read since this one arrived, if any, is assumed instead.
@@ -689,14 +694,15 @@ export async function inTransaction<T>(ctx: Ctx, fn: (tctx: Ctx) => Promise<T>):
   } catch (e) {
     // A bulk create's deferred checks found a clash: the transaction runs again, its items checked one by one.
     if (e instanceof CheckEachItem && !ctx.checkEachItem)
-      return inTransaction({ ...ctx, checkEachItem: true }, fn);
+      return inTransaction({ ...ctx, checkEachItem: true }, fn, replanned);
+    if (e instanceof StalePlanError && !replanned) return inTransaction(ctx, fn, true);
     if (assumed !== undefined && (e instanceof StaleTokenError || e instanceof AppError)) {
       // The check may not have run (an error before the first statement): read the token now.
       const { definitions } = await ctx.store.freshTokens();
       if (e instanceof StaleTokenError || (definitions !== undefined && definitions !== assumed)) {
         ctx.assumedDefinitions = undefined;
         ctx.defs = definitionsFor(ctx.store, definitions);
-        return inTransaction(ctx, fn);
+        return inTransaction(ctx, fn, replanned);
       }
     }
     // A concurrent writer won the race past the service's check: the same 400 as the check gives.

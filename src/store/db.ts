@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { CompiledQuery, Kysely, PostgresDialect, type Transaction } from "kysely";
 import pg from "pg";
 import { type Dialect, postgresDialect, quoteId, sqliteDialect } from "./dialect.ts";
-import { wrapPgClient } from "./pg-connection.ts";
+import { namedQueries, wrapPgClient } from "./pg-connection.ts";
 import type { Replica } from "./replica.ts";
 import { NodeSqliteDatabase, NodeSqliteDialect } from "./sqlite-driver.ts";
 
@@ -220,10 +220,10 @@ export async function openStore(url: string): Promise<Store> {
       connectionTimeoutMillis: 5000,
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     };
+    const named = namedQueries(pool, prepare);
     // One query per request: a snapshot read before the request arrived could predate a commit it must see.
     const freshTokens = (): Promise<Tokens> =>
-      pool
-        .query({ text: TOKENS_SQL, values: [DEFINITIONS_KEY] })
+      named(TOKENS_SQL, [DEFINITIONS_KEY])
         .then((r) => tokensOf("pg", r.rows[0]))
         .catch(() => ({ data: undefined, definitions: undefined }));
     return {
@@ -236,10 +236,10 @@ export async function openStore(url: string): Promise<Store> {
       assumeDefinitions: true,
       freshTokens,
       async rowWithTokens(table, id) {
-        const r = await pool.query({
-          text: `SELECT t.*, pg_current_snapshot()::text AS "${ROW_TOKEN_S}", (SELECT value FROM inventory_meta WHERE key = $2) AS "${ROW_TOKEN_D}" FROM ${quoteId(table)} t WHERE t.id = $1`,
-          values: [id, DEFINITIONS_KEY],
-        });
+        const r = await named(
+          `SELECT t.*, pg_current_snapshot()::text AS "${ROW_TOKEN_S}", (SELECT value FROM inventory_meta WHERE key = $2) AS "${ROW_TOKEN_D}" FROM ${quoteId(table)} t WHERE t.id = $1`,
+          [id, DEFINITIONS_KEY],
+        );
         const row = r.rows[0] as Record<string, unknown> | undefined;
         // No such row: the request ends in a 404 that reads nothing, so no tokens are read for it.
         if (!row) return { row, tokens: { data: undefined, definitions: undefined } };
@@ -303,8 +303,9 @@ export async function openStore(url: string): Promise<Store> {
 /**
  * The pool settings of a `postgres://` URL (the primary's or a replica's): `?schema=` becomes the search
  * path, every statement gets the time budget (issue 12: INVENTORY_STATEMENT_TIMEOUT seconds, default 30,
- * 0 = none; PostgreSQL cancels it with 57014, answered 503), statements are planned per execution, and the
- * pool holds INVENTORY_PG_POOL connections. @throws StoreOpenError for a malformed URL
+ * 0 = none; PostgreSQL cancels it with 57014, answered 503), and the pool holds INVENTORY_PG_POOL
+ * connections. Prepared statements get PostgreSQL's default plan choice (`plan_cache_mode = auto`); those
+ * with a LIMIT or OFFSET parameter are never prepared (pg-prepared.ts `customPlanOnly`). @throws StoreOpenError for a malformed URL
  */
 export function pgPoolSettings(
   url: string,
@@ -322,9 +323,6 @@ export function pgPoolSettings(
   const options = [
     ...(schema ? [`-c search_path=${schema}`] : []),
     ...(timeoutMs ? [`-c statement_timeout=${Math.round(timeoutMs)}`] : []),
-    // Prepared statements are parsed once but planned per execution: a generic plan does not know a
-    // list's LIMIT or which device is asked for, and picked full ordered scans in the benchmark.
-    "-c plan_cache_mode=force_custom_plan",
   ].join(" ");
   return {
     config: {

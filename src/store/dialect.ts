@@ -6,6 +6,7 @@ import { CompiledQuery, type Kysely, type RawBuilder, sql, type Transaction } fr
 import pg from "pg";
 import type { Column } from "../registry/index.ts";
 import { StaleTokenError } from "./errors.ts";
+import { literals, substitute } from "./pg-prepared.ts";
 
 /** One row to insert (no `id`: `values` carries it) or to update (`id` of the row, columns in `values`). */
 export interface RowWrite {
@@ -19,7 +20,9 @@ export interface RowWrite {
  * read (`Dialect.prefetch`) handed its result (`settle`) or the error of the query that carried it (`fail`).
  */
 export interface QueuedStatement {
-  statement: string;
+  /** The statement and its values (which can be written in as literals: `inlined`). */
+  sql: string;
+  parameters: readonly unknown[];
   settle?: (result: unknown) => void;
   fail?: (error: unknown) => void;
 }
@@ -43,17 +46,9 @@ export function quoteId(name: string): string {
 
 /** The text of a parameterised statement with its values written in as literals, or undefined if one cannot be. */
 export function inlined(text: string, values: unknown): string | undefined {
-  if (!Array.isArray(values) || values.length === 0) return text;
-  const literals: string[] = [];
-  for (const v of values) {
-    if (v === null || v === undefined) literals.push("NULL");
-    else if (typeof v === "boolean") literals.push(v ? "'true'" : "'false'");
-    else if (typeof v === "number" && Number.isFinite(v)) literals.push(`'${v}'`);
-    // A NUL would end the statement text early (the simple protocol sends C strings).
-    else if (typeof v === "string" && !v.includes("\u0000")) literals.push(pg.escapeLiteral(v));
-    else return undefined;
-  }
-  return text.replace(/\$(\d+)(?!\d)/g, (m, n: string) => literals[Number(n) - 1] ?? m);
+  if (!Array.isArray(values)) return text;
+  const lits = literals(values);
+  return lits && substitute(text, lits);
 }
 
 /** Write a row now, with Kysely. */
@@ -344,24 +339,24 @@ export const postgresDialect: Dialect = {
     await db.executeQuery(CompiledQuery.raw(QUEUED_WRITE, [{ ...w, values: { ...w.values } }]));
   },
   async assertToken(db, key, value) {
-    const k = pg.escapeLiteral(key);
-    const check = `SELECT CASE WHEN (SELECT value FROM inventory_meta WHERE key = ${k}) IS DISTINCT FROM ${pg.escapeLiteral(value)} THEN CAST(${pg.escapeLiteral(STALE_TOKEN_TEXT)} || ${k} || coalesce((SELECT '' FROM inventory_meta WHERE key = ${k}), '') AS integer) END`;
+    // The coalesce keeps the cast from being folded, and failing, when the statement is planned.
+    const check = `SELECT CASE WHEN (SELECT value FROM inventory_meta WHERE key = $1) IS DISTINCT FROM $2 THEN CAST(${pg.escapeLiteral(STALE_TOKEN_TEXT)} || $1::text || coalesce((SELECT '' FROM inventory_meta WHERE key = $1), '') AS integer) END`;
     if (!db.isTransaction) throw new Error("assertToken: in a transaction only");
-    await this.queueStatement(db, CompiledQuery.raw(check, []));
+    await this.queueStatement(db, CompiledQuery.raw(check, [key, value]));
   },
   async queueStatement(db, query) {
-    const statement = db.isTransaction ? inlined(query.sql, query.parameters) : undefined;
-    if (statement === undefined) return runNow(db, query);
-    await db.executeQuery(CompiledQuery.raw(QUEUED_WRITE, [{ statement } satisfies QueuedStatement]));
+    if (!db.isTransaction || inlined(query.sql, query.parameters) === undefined) return runNow(db, query);
+    const item: QueuedStatement = { sql: query.sql, parameters: query.parameters };
+    await db.executeQuery(CompiledQuery.raw(QUEUED_WRITE, [item]));
   },
   async prefetch(db, query) {
-    const text = db.isTransaction ? inlined(query.sql, query.parameters) : undefined;
-    if (text === undefined) return readNow(db, query);
+    if (!db.isTransaction || inlined(query.sql, query.parameters) === undefined) return readNow(db, query);
     let settled = false;
     const { promise: rows, resolve, reject } = Promise.withResolvers<unknown[]>();
     rows.catch(() => {}); // nobody may ask for the rows of a transaction that failed
     const item: QueuedStatement = {
-      statement: text,
+      sql: query.sql,
+      parameters: query.parameters,
       settle: (r) => {
         settled = true;
         resolve((r as { rows?: unknown[] } | undefined)?.rows ?? []);
@@ -386,18 +381,17 @@ export const postgresDialect: Dialect = {
   },
   async claim(db, keys, want, taken) {
     if (!keys.length || want <= 0) return { claimed: [], tried: 0, firstFree: 0, vetoed: false };
-    const takenSql = inlined(taken.sql, taken.parameters);
-    if (takenSql === undefined || !db.isTransaction)
+    if (inlined(taken.sql, taken.parameters) === undefined || !db.isTransaction)
       throw new Error("claim: taken must be inlinable, in a transaction");
-    const list = `ARRAY[${keys.map((k) => pg.escapeLiteral(k)).join(", ")}]::text[]`;
+    const n = taken.parameters.length;
     // The claims (a function scan is read in array order and LIMIT stops it; CASE keeps taken candidates
-    // from being locked; the subqueries run once), then what is taken, in a statement of its own, so after
-    // the claims: one simple-protocol query, the values written in.
-    const text = [
-      `WITH t AS MATERIALIZED (${takenSql}) SELECT set_config('inventory.claimed', coalesce((SELECT array_agg(c.i) FROM (SELECT k.i FROM unnest(${list}) WITH ORDINALITY AS k(key, i) WHERE NOT EXISTS (SELECT 1 FROM t WHERE t.k = '') AND CASE WHEN k.key IN (SELECT t.k FROM t) THEN false ELSE pg_try_advisory_xact_lock(hashtextextended(k.key, 0)) END LIMIT ${Math.floor(want)}) c), '{}')::text, true)`,
-      `SELECT current_setting('inventory.claimed') AS c, coalesce((SELECT array_agg(t.k) FROM (${takenSql}) t), '{}')::text AS t`,
-    ].join("; ");
-    const r = await db.executeQuery<{ c: string; t: string }>(CompiledQuery.raw(text, []));
+    // from being locked; the subqueries run once; the LIMIT written in, so the statement is prepared), queued so that the statement reading what is taken goes
+    // out with it, after it: one round trip, two statements, each prepared once per connection.
+    const claims = `WITH t AS MATERIALIZED (${taken.sql}) SELECT set_config('inventory.claimed', coalesce((SELECT array_agg(c.i) FROM (SELECT k.i FROM unnest($${n + 1}::text[]) WITH ORDINALITY AS k(key, i) WHERE NOT EXISTS (SELECT 1 FROM t WHERE t.k = '') AND CASE WHEN k.key IN (SELECT t.k FROM t) THEN false ELSE pg_try_advisory_xact_lock(hashtextextended(k.key, 0)) END LIMIT ${Math.floor(want)}) c), '{}')::text, true)`;
+    const array = `{${keys.map((k) => `"${k.replace(/["\\]/g, "\\$&")}"`).join(",")}}`;
+    await this.queueStatement(db, CompiledQuery.raw(claims, [...taken.parameters, array]));
+    const text = `SELECT current_setting('inventory.claimed') AS c, coalesce((SELECT array_agg(t.k) FROM (${taken.sql}) t), '{}')::text AS t`;
+    const r = await db.executeQuery<{ c: string; t: string }>(CompiledQuery.raw(text, [...taken.parameters]));
     const row = r.rows[0]!;
     const now = new Set(textArray(row.t));
     const got = textArray(row.c).map((i) => Number(i) - 1);

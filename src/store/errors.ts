@@ -40,3 +40,13 @@ export class StaleTokenError extends Error {
     super(`the inventory_meta token "${key}" changed`);
   }
 }
+
+/**
+ * A prepared statement went stale in a transaction (PostgreSQL `0A000` "cached plan must not change
+ * result type", after a schema change) or PostgreSQL refused to prepare one (store/pg-prepared.ts): the
+ * connection prepares afresh, or writes that statement in, and the service layer runs the transaction again
+ * (service/write.ts `inTransaction`); never seen by clients.
+ */
+export class StalePlanError extends Error {
+  override name = "StalePlanError";
+}

@@ -8,9 +8,10 @@
  * Only the store layer knows about them.
  */
 import { createHash } from "node:crypto";
-import pg from "pg";
-import { inlined, QUEUED_WRITE, type Queued, quoteId, STALE_TOKEN_TEXT } from "./dialect.ts";
-import { StaleTokenError } from "./errors.ts";
+import type pg from "pg";
+import { QUEUED_WRITE, type Queued, quoteId, STALE_TOKEN_TEXT } from "./dialect.ts";
+import { StalePlanError, StaleTokenError } from "./errors.ts";
+import { customPlanOnly, SqlPrepared, sendPrepares } from "./pg-prepared.ts";
 
 /**
  * Install the wrappers on a pooled client (`prepare`: named prepared statements, see `preparedStatements`).
@@ -18,8 +19,10 @@ import { StaleTokenError } from "./errors.ts";
  */
 export function wrapPgClient(client: pg.PoolClient, prepare: boolean): () => void {
   if (prepare) preparedStatements(client);
-  const dropBegin = mergedBegin(client);
-  const dropWrites = batchedWrites(client);
+  const prepared = new SqlPrepared(prepare);
+  sendPrepares(client, prepared);
+  const dropBegin = mergedBegin(client, prepared);
+  const dropWrites = batchedWrites(client, prepared);
   return () => {
     dropWrites();
     dropBegin();
@@ -45,7 +48,7 @@ const each = (r: unknown): unknown[] => (Array.isArray(r) ? r : [r]);
  * a transaction ended before any statement sends nothing.
  * @returns a function dropping a held-back BEGIN (the client goes back to the pool).
  */
-function mergedBegin(client: pg.PoolClient): () => void {
+function mergedBegin(client: pg.PoolClient, prepared: SqlPrepared): () => void {
   const query = client.query.bind(client) as Query;
   let held: string | undefined;
   (client as unknown as { query: Query }).query = (text, values, cb) => {
@@ -62,7 +65,7 @@ function mergedBegin(client: pg.PoolClient): () => void {
     }
     const end = /^\s*(commit|rollback)\b/i.exec(text);
     if (end) return Promise.resolve(FAKE(end[1]!.toUpperCase()));
-    const statement = inlined(text, values);
+    const statement = prepared.statement(text, values as unknown[] | undefined);
     if (statement === undefined) return (query(begin) as Promise<unknown>).then(() => query(text, values));
     // The statement's results without the BEGIN's (queued statements read theirs: `batchedWrites`).
     return (query(`${begin}; ${statement}`) as Promise<unknown>).then(afterFirst);
@@ -85,7 +88,7 @@ function mergedBegin(client: pg.PoolClient): () => void {
  * A failed token check is raised as `StaleTokenError`.
  * @returns a function dropping the kept writes (the client goes back to the pool).
  */
-function batchedWrites(client: pg.PoolClient): () => void {
+function batchedWrites(client: pg.PoolClient, prepared: SqlPrepared): () => void {
   const raw = client.query.bind(client) as Query;
   let kept: Queued[] = [];
   let sending: Promise<unknown> | undefined;
@@ -101,12 +104,17 @@ function batchedWrites(client: pg.PoolClient): () => void {
       const stale = e?.code === "22P02" ? e.message?.indexOf(STALE_TOKEN_TEXT) : -1;
       if (stale !== undefined && stale >= 0)
         throw new StaleTokenError(e.message!.slice(stale + STALE_TOKEN_TEXT.length).replace(/"$/, ""));
+      // A schema change made a prepared statement's plan stale: prepare afresh, run the transaction again.
+      if (e?.code === "0A000" && /cached plan/.test(e.message ?? "")) {
+        prepared.reset();
+        throw new StalePlanError(e.message ?? "");
+      }
       throw e;
     });
   };
   /** Send `statements` (what was kept, then maybe the caller's): each queued statement gets its result. */
   const sendKept = (batch: readonly Queued[], statements: string): Promise<unknown> => {
-    const parts = writeStatements(batch);
+    const parts = writeStatements(batch, prepared);
     return (
       query([...parts.map((x) => x.sql), statements].filter(Boolean).join("; ")) as Promise<unknown>
     ).then(
@@ -124,7 +132,7 @@ function batchedWrites(client: pg.PoolClient): () => void {
   };
   /** Drop what is kept; a queued read waiting for its result gets `why`. */
   const drop = (why: string) => {
-    for (const q of kept) if ("statement" in q) q.fail?.(new Error(why));
+    for (const q of kept) if ("sql" in q) q.fail?.(new Error(why));
     kept = [];
   };
   const send: Query = (text, values, cb) => {
@@ -141,7 +149,10 @@ function batchedWrites(client: pg.PoolClient): () => void {
       const batch = kept;
       kept = [];
       // The writes and the statement that follows them in one round trip, when its values can be inlined.
-      const statement = !sending && !cb && typeof text === "string" ? inlined(text, values) : undefined;
+      const statement =
+        !sending && !cb && typeof text === "string"
+          ? prepared.statement(text, values as unknown[] | undefined)
+          : undefined;
       if (statement !== undefined) return sendKept(batch, statement).then(lastResult);
       const p = (sending ?? Promise.resolve()).then(() => sendKept(batch, ""));
       sending = p;
@@ -191,13 +202,18 @@ interface Outgoing {
  * same columns is one statement reading its rows from a JSON literal typed by the table's row type (a run of
  * updates is cut where an id repeats, so the later update of a row still wins); a queued statement as is.
  */
-function writeStatements(writes: readonly Queued[]): Outgoing[] {
+function writeStatements(writes: readonly Queued[], prepared: SqlPrepared): Outgoing[] {
   const out: Outgoing[] = [];
+  const statement = (text: string, values: readonly unknown[]) => {
+    const sql = prepared.statement(text, values);
+    if (sql === undefined) throw new Error("a queued statement's values cannot be written in");
+    return sql;
+  };
   let i = 0;
   while (i < writes.length) {
     const item = writes[i]!;
-    if ("statement" in item) {
-      out.push({ sql: item.statement, settle: item.settle, fail: item.fail });
+    if ("sql" in item) {
+      out.push({ sql: statement(item.sql, item.parameters), settle: item.settle, fail: item.fail });
       i++;
       continue;
     }
@@ -208,7 +224,7 @@ function writeStatements(writes: readonly Queued[]): Outgoing[] {
     const ids = new Set<string>();
     for (; i < writes.length; i++) {
       const w = writes[i]!;
-      if ("statement" in w) break;
+      if ("sql" in w) break;
       if (`${w.id === undefined}|${w.table}|${Object.keys(w.values).join(",")}` !== shape) break;
       if (w.id !== undefined) {
         if (ids.has(w.id)) break;
@@ -217,15 +233,14 @@ function writeStatements(writes: readonly Queued[]): Outgoing[] {
       run.push(w.id === undefined ? w.values : { ...w.values, id: w.id });
     }
     const t = quoteId(first.table);
-    // JSON.stringify escapes control characters, so the literal never holds a NUL.
-    const rows = `json_populate_recordset(NULL::${t}, ${pg.escapeLiteral(JSON.stringify(run))}::json)`;
+    // The rows are one JSON value (JSON.stringify escapes control characters, so it never holds a NUL).
+    const rows = `json_populate_recordset(NULL::${t}, $1::json)`;
     const list = cols.map(quoteId);
-    out.push({
-      sql:
-        first.id === undefined
-          ? `INSERT INTO ${t} (${list.join(", ")}) SELECT ${list.join(", ")} FROM ${rows}`
-          : `UPDATE ${t} AS x SET ${list.map((c) => `${c} = v.${c}`).join(", ")} FROM ${rows} AS v WHERE x."id" = v."id"`,
-    });
+    const text =
+      first.id === undefined
+        ? `INSERT INTO ${t} (${list.join(", ")}) SELECT ${list.join(", ")} FROM ${rows}`
+        : `UPDATE ${t} AS x SET ${list.map((c) => `${c} = v.${c}`).join(", ")} FROM ${rows} AS v WHERE x."id" = v."id"`;
+    out.push({ sql: statement(text, [JSON.stringify(run)]) });
   }
   return out;
 }
@@ -233,7 +248,8 @@ function writeStatements(writes: readonly Queued[]): Outgoing[] {
 /**
  * Make a pooled client run parameterised statements as named prepared statements (PostgreSQL parses and
  * plans each distinct statement once per connection instead of on every request). The name is a hash of the
- * text; statements with many parameters (long `IN` lists) stay unnamed, so a connection keeps a bounded set.
+ * text; statements with many parameters (long `IN` lists) stay unnamed, so a connection keeps a bounded set,
+ * and so do those with a LIMIT or OFFSET parameter, planned for their values every time (`customPlanOnly`).
  * A statement prepared before a schema change is re-run unnamed when PostgreSQL refuses the stale plan
  * (`0A000`). `INVENTORY_PG_PREPARE=0` turns this off (e.g. behind PgBouncer in transaction mode).
  */
@@ -241,7 +257,14 @@ function preparedStatements(client: pg.PoolClient): void {
   const query = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>;
   const names = new Map<string, string>();
   (client as unknown as { query: unknown }).query = (text: unknown, values?: unknown, cb?: unknown) => {
-    if (typeof text !== "string" || !Array.isArray(values) || values.length === 0 || values.length > 32 || cb)
+    if (
+      typeof text !== "string" ||
+      !Array.isArray(values) ||
+      values.length === 0 ||
+      values.length > 32 ||
+      cb ||
+      customPlanOnly(text)
+    )
       return cb ? query(text, values, cb) : query(text, values);
     let name = names.get(text);
     if (!name) {
@@ -253,5 +276,36 @@ function preparedStatements(client: pg.PoolClient): void {
       names.set(text, `${name}x${Date.now()}`);
       return query(text, values);
     });
+  };
+}
+
+/**
+ * A function running one statement on `pool` (a connection of its own, none of the wrappers) as a named
+ * statement, parsed once per connection and planned as pg-prepared.ts describes; unnamed when `prepare` is
+ * false (INVENTORY_PG_PREPARE=0). A statement made stale by a schema change (`0A000`) runs again under a
+ * new name. For the statements every read request sends (its tokens, or its object with the tokens).
+ */
+export function namedQueries(
+  pool: pg.Pool,
+  prepare: boolean,
+): (text: string, values: unknown[]) => Promise<pg.QueryResult> {
+  const names = new Map<string, string>();
+  const nameOf = (text: string) => {
+    let name = names.get(text);
+    if (!name) {
+      name = `n${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  return async (text, values) => {
+    if (!prepare) return pool.query({ text, values });
+    try {
+      return await pool.query({ name: nameOf(text), text, values });
+    } catch (e) {
+      if ((e as { code?: string }).code !== "0A000") throw e;
+      names.set(text, `${nameOf(text)}x${Date.now()}`);
+      return pool.query({ name: nameOf(text), text, values });
+    }
   };
 }

@@ -70,9 +70,13 @@ export async function openReplica(url: string): Promise<Replica> {
   };
 }
 
-/** Record on the primary the WAL position after a write by `userId` (read-your-writes across processes). */
+/**
+ * Record on the primary the WAL position after a write by `userId` (read-your-writes across processes): the
+ * insert position, which is past the write's commit record; the write position (`pg_current_wal_lsn`) may
+ * not be yet with `synchronous_commit = off`, and a replica that replayed up to it missed the write.
+ */
 export async function markWrite(db: Db, userId: string): Promise<void> {
-  await sql`INSERT INTO inventory_meta (key, value) VALUES (${`rw:${userId}`}, pg_current_wal_lsn()::text)
+  await sql`INSERT INTO inventory_meta (key, value) VALUES (${`rw:${userId}`}, pg_current_wal_insert_lsn()::text)
     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`.execute(db);
 }
 

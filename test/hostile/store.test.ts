@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { after, before, describe, it } from "node:test";
-import { CompiledQuery, sql } from "kysely";
+import { CompiledQuery, type Kysely, sql } from "kysely";
 import { configFromEnv } from "../../src/config.ts";
 import { buildApp } from "../../src/http/app.ts";
 import { registry } from "../../src/registry/index.ts";
@@ -261,5 +261,80 @@ describe("reads sent ahead (Dialect.prefetch)", () => {
     // SQLite reads at once, so its rows are there; PostgreSQL fails the reads that never ran.
     assert.equal(await settled(carried!), ENGINE === "postgres" ? "failed" : "rows");
     assert.equal(await settled(dropped!), ENGINE === "postgres" ? "failed" : "rows");
+  });
+});
+
+describe("statements of a batch prepared once per connection (PostgreSQL, store/pg-prepared.ts)", {
+  skip: ENGINE !== "postgres" && "PostgreSQL only",
+}, () => {
+  let db: ReturnType<typeof freshDatabase>;
+  let store: Store;
+  const numbers = (rows: unknown[]) => rows.map((r) => Number((r as { n: unknown }).n));
+  const from = (min: number) => CompiledQuery.raw("SELECT n FROM probe WHERE n >= $1 ORDER BY n", [min]);
+  /** Prepared statements of the transaction's connection named as pg-prepared.ts names them. */
+  const preparedCount = async (trx: Kysely<any>) =>
+    Number(
+      (
+        await sql<{
+          c: unknown;
+        }>`SELECT count(*) AS c FROM pg_prepared_statements WHERE name LIKE 'q%'`.execute(trx)
+      ).rows[0]!.c,
+    );
+  before(async () => {
+    const pool = process.env.INVENTORY_PG_POOL;
+    process.env.INVENTORY_PG_POOL = "1"; // one connection: every transaction sees what the last one prepared
+    db = freshDatabase(ENGINE, "prepared");
+    store = await openStore(db.url);
+    if (pool === undefined) delete process.env.INVENTORY_PG_POOL;
+    else process.env.INVENTORY_PG_POOL = pool;
+    await sql`CREATE TABLE probe (n INTEGER)`.execute(store.db);
+  });
+  after(async () => {
+    await store.close();
+    await db.cleanup();
+  });
+
+  it("a queued read and write run as EXECUTE, prepared on first use only", async () => {
+    const first = await store.db.transaction().execute(async (trx) => {
+      await store.dialect.queueWrite(trx, { table: "probe", values: { n: 5 } });
+      const rows = await store.dialect.prefetch(trx, from(1));
+      const count = await preparedCount(trx);
+      return { rows: numbers(await rows()), count };
+    });
+    assert.deepEqual(first.rows, [5]);
+    assert.equal(first.count, 2, "the write and the read were prepared");
+    const second = await store.db.transaction().execute(async (trx) => {
+      const rows = await store.dialect.prefetch(trx, from(6));
+      const count = await preparedCount(trx);
+      return { rows: numbers(await rows()), count };
+    });
+    assert.deepEqual(second.rows, [], "the new value was used");
+    assert.equal(second.count, 2, "nothing prepared again");
+  });
+
+  it("a statement made stale by a schema change fails its transaction once (StalePlanError), then runs", async () => {
+    const all = CompiledQuery.raw("SELECT * FROM probe WHERE n >= $1", [0]);
+    const read = () =>
+      store.db.transaction().execute(async (trx) => {
+        const rows = await store.dialect.prefetch(trx, all);
+        await sql`SELECT 1`.execute(trx);
+        return (await rows()) as Array<Record<string, unknown>>;
+      });
+    assert.deepEqual(Object.keys((await read())[0]!), ["n"]);
+    await sql`ALTER TABLE probe ADD COLUMN m INTEGER`.execute(store.db);
+    await assert.rejects(read(), { name: "StalePlanError" });
+    assert.deepEqual(Object.keys((await read())[0]!), ["n", "m"]);
+  });
+
+  it("a statement PostgreSQL will not prepare fails its transaction once (StalePlanError), then runs written in", async () => {
+    const untyped = CompiledQuery.raw("SELECT 1 AS x WHERE $1 IS NOT NULL", ["abc"]);
+    const read = () =>
+      store.db.transaction().execute(async (trx) => {
+        const rows = await store.dialect.prefetch(trx, untyped);
+        await sql`SELECT 1`.execute(trx);
+        return rows();
+      });
+    await assert.rejects(read(), { name: "StalePlanError" });
+    assert.deepEqual(await read(), [{ x: 1 }]);
   });
 });
