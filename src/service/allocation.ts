@@ -15,7 +15,7 @@ import { type Family, formatAddress, ipKey } from "../net/ip.ts";
 import type { Model } from "../registry/index.ts";
 import { ADDRESS_SPACE_KEY } from "../store/db.ts";
 import type { Ctx } from "./context.ts";
-import { AppError, ValidationError } from "./errors.ts";
+import { AppError, ClaimAheadFailed, ValidationError } from "./errors.ts";
 import { prefetchRows, type Row, statusesById } from "./rows.ts";
 import { createMany, createObject, inTransaction } from "./write.ts";
 
@@ -276,6 +276,62 @@ function claimHosts(
 }
 
 /**
+ * The `want` addresses right after this process's hint for the parent, claimed ahead
+ * (`Dialect.claimAhead`): the claim goes out with the transaction's next statement, so an allocation whose
+ * hint holds costs no round trip of its own for it (`allocateIps`). The hint moves past them at once, so
+ * concurrent allocations of this process try the following ones. `settle` tells whether every one was
+ * claimed (free at the claim and at its recheck, the address-space token unchanged); `release` moves the
+ * hint back to them (call it unless the transaction commits them).
+ * @returns undefined without a hint, or when the addresses after it leave the parent
+ */
+async function claimAfterHint(
+  ctx: Ctx,
+  p: Parent,
+  want: number,
+): Promise<{ hosts: bigint[]; settle: () => Promise<boolean>; release: () => void } | undefined> {
+  const [lo, hi] = usable(p);
+  const byParent = hintsOf(ctx);
+  const key = hintKey(p);
+  const hint = byParent.get(key);
+  if (!hint || want <= 0 || hint.next < lo || hint.next + BigInt(want - 1) > hi) return undefined;
+  const hosts = Array.from({ length: want }, (_, i) => hint.next + BigInt(i));
+  const space = hint.space;
+  byParent.set(key, { next: hosts.at(-1)! + 1n, space });
+  const keys = hosts.map((v) => claimKey(p, ipKey(p.family, v)));
+  const claimed = await ctx.store.dialect.claimAhead(
+    ctx.db,
+    keys,
+    want,
+    takenQuery(ctx, p, hosts, { value: space }),
+  );
+  return {
+    hosts,
+    settle: () =>
+      claimed().then(
+        (r) => !r.vetoed && r.claimed.length === want,
+        () => false,
+      ),
+    release: () => {
+      const now = byParent.get(key);
+      if (now && now.space === space && now.next > hosts[0]!) byParent.set(key, { next: hosts[0]!, space });
+    },
+  };
+}
+
+/**
+ * Move this process's hint for the parent past `hosts` (ascending), which a transaction about to commit hands
+ * out, when they start at the hint and follow each other: every address below the new hint is then taken or
+ * being taken, and the next allocation claims the address after them ahead (`claimAfterHint`).
+ */
+function passHint(ctx: Ctx, p: Parent, hosts: readonly bigint[]): void {
+  const byParent = hintsOf(ctx);
+  const key = hintKey(p);
+  const hint = byParent.get(key);
+  if (!hint || hosts[0] !== hint.next || !hosts.every((v, i) => v === hosts[0]! + BigInt(i))) return;
+  byParent.set(key, { next: hosts.at(-1)! + 1n, space: hint.space });
+}
+
+/**
  * The next `want` free addresses of the parent, each claimed for the caller's transaction (`claimHosts`),
  * so concurrent allocators never hand out the same address and none waits for another: an address another
  * transaction has claimed is skipped, and a claimed one is checked again in a statement that starts after
@@ -462,6 +518,12 @@ async function createAll(ctx: Ctx, model: Model, items: Array<Record<string, unk
  * `available_ips` POST): `address` and `vrf` are set from the parent, every other IPAddress field is taken
  * from the item and validated as a normal create. `readParent` reads the prefix row inside the transaction
  * (404 when the user may not see it). The addresses are claimed (`claimFreeHosts`), never handed out twice.
+ * With this process's hint for the parent, the addresses after it are claimed ahead and created in the same
+ * round trip (`claimAfterHint`); when that claim does not hold (another allocator took them, an address was
+ * freed, the parent changed) the outermost transaction is rolled back and runs again with the claim first
+ * (`ClaimAheadFailed`, `Ctx.claimFirst`). A
+ * transaction that fails at its COMMIT after a claim ahead leaves the hint past its addresses, which a later
+ * allocation then skips until an address of the parent is freed.
  * @returns the new ids, in body order; `many` tells whether the body was a list.
  * @throws InsufficientSpaceError (204) when fewer addresses are free than items were sent;
  *   ValidationError (400) for a body item that is not an object or does not validate.
@@ -474,11 +536,52 @@ export async function allocateIps(
 ): Promise<{ ids: string[]; many: boolean }> {
   const { items, many } = itemsOf(body);
   const ipModel = ctx.reg.get("ipam.ipaddress");
+  const prefixModel = ctx.reg.get("ipam.prefix");
+  const withAddresses = (p: Parent, hosts: readonly bigint[]) =>
+    items.map((item, i) => ({
+      ...item,
+      address: `${formatAddress(p.family, hosts[i]!)}/${p.length}`,
+      vrf: p.vrfId,
+    }));
   return inTransaction(ctx, async (t) => {
     // The parent as this process last saw it: its addresses are claimed in the round trip that reads it
     // again (`prefetchRows`), and claimed again if it changed. Users with constraints read it first.
     const seen = t.grants ? undefined : seenParents(t).get(parentId);
-    if (seen) await prefetchRows(t, ctx.reg.get("ipam.prefix"), "id", [parentId]);
+    if (seen) await prefetchRows(t, prefixModel, "id", [parentId]);
+    // With a hint, the addresses after it are claimed ahead and created at once: the claim, its recheck
+    // and the parent's read go out with the create's statements, so the claim costs no round trip. If it
+    // did not hold, or the parent changed, the transaction is rolled back and runs again the usual way.
+    const claim = seen && !t.claimFirst ? await claimAfterHint(t, seen, items.length) : undefined;
+    if (seen && claim) {
+      let ids: string[] | undefined;
+      let failure: unknown;
+      try {
+        ids = await createAll(t, ipModel, withAddresses(seen, claim.hosts), many);
+      } catch (e) {
+        failure = e;
+      }
+      // The response's read of the new rows goes out with the claim, which is then settled in that round trip.
+      if (ids) await prefetchRows(t, ipModel, "id", ids);
+      const held = await claim.settle();
+      if (failure !== undefined) {
+        claim.release();
+        // A 4xx may come from the address (a duplicate in a VRF that enforces uniqueness) unless it held.
+        if (failure instanceof AppError && !held) throw new ClaimAheadFailed();
+        throw failure;
+      }
+      const p = held
+        ? await readParent(t).then(
+            (row) => parentOf(t, row),
+            () => undefined,
+          )
+        : undefined;
+      if (!held || !p || !sameParent(p, seen)) {
+        claim.release();
+        throw new ClaimAheadFailed();
+      }
+      rememberParent(t, p);
+      return { ids: ids!, many };
+    }
     let p = seen ?? (await parentOf(t, await readParent(t)));
     let free = items.length ? await claimFreeHosts(t, p, items.length) : [];
     if (seen) {
@@ -491,11 +594,9 @@ export async function allocateIps(
         `An insufficient number of IP addresses are available within the prefix ${p.text} (${items.length} requested, ${await freeCount(t, p)} available)`,
       );
     }
-    items.forEach((item, i) => {
-      item.address = `${formatAddress(p.family, free[i]!)}/${p.length}`;
-      item.vrf = p.vrfId;
-    });
-    return { ids: await createAll(t, ipModel, items, many), many };
+    const ids = await createAll(t, ipModel, withAddresses(p, free), many);
+    passHint(t, p, free);
+    return { ids, many };
   });
 }
 

@@ -61,6 +61,11 @@ export interface Ctx {
    */
   checkEachItem?: boolean;
   /**
+   * Allocate IP addresses with their claim first, never ahead (service/allocation.ts `allocateIps`): set when
+   * the transaction runs again after a claim ahead did not hold (`ClaimAheadFailed`).
+   */
+  claimFirst?: boolean;
+  /**
    * The definitions token this write assumes instead of reading it when the request arrived (a round trip on
    * PostgreSQL): the token of the shared definitions memo. Its transaction uses that memo and checks the
    * token in its first statement (`Dialect.assertToken`); when the token has moved on it runs again with

@@ -72,3 +72,11 @@ export class ErrorBag {
     if (this.has()) throw new ValidationError(this.errors);
   }
 }
+
+/**
+ * An allocation's claim ahead did not hold (service/allocation.ts `claimAfterHint`): the outermost
+ * `inTransaction` rolls back and runs again with `Ctx.claimFirst`; never seen by clients.
+ */
+export class ClaimAheadFailed extends Error {
+  override name = "ClaimAheadFailed";
+}

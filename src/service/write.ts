@@ -27,6 +27,7 @@ import {
 } from "./context.ts";
 import {
   AppError,
+  ClaimAheadFailed,
   type ErrorBag,
   NotFoundError,
   PermissionDenied,
@@ -696,6 +697,8 @@ export async function inTransaction<T>(
     if (e instanceof CheckEachItem && !ctx.checkEachItem)
       return inTransaction({ ...ctx, checkEachItem: true }, fn, replanned);
     if (e instanceof StalePlanError && !replanned) return inTransaction(ctx, fn, true);
+    if (e instanceof ClaimAheadFailed && !ctx.claimFirst)
+      return inTransaction({ ...ctx, claimFirst: true }, fn, replanned);
     if (assumed !== undefined && (e instanceof StaleTokenError || e instanceof AppError)) {
       // The check may not have run (an error before the first statement): read the token now.
       const { definitions } = await ctx.store.freshTokens();

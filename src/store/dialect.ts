@@ -214,6 +214,18 @@ export interface Dialect {
     taken: CompiledQuery,
   ): Promise<Claimed>;
   /**
+   * `claim` sent with the transaction's next statement instead of in a round trip of its own (PostgreSQL;
+   * SQLite claims at once). Resolves, once queued, to a function giving what `claim` gives: call it after
+   * issuing that next statement (called before, it sends the claim by itself).
+   * @throws (from the function) the error of the query that carried the claim
+   */
+  claimAhead(
+    db: Kysely<any> | Transaction<any>,
+    keys: readonly string[],
+    want: number,
+    taken: CompiledQuery,
+  ): Promise<() => Promise<Claimed>>;
+  /**
    * ORDER BY expressions for one term, with NULLs where PostgreSQL puts them by default (last ascending,
    * first descending) or first when `nullsFirst`: SQLite, which sorts NULLs the other way, gets an
    * `(x IS NULL)` term before the value.
@@ -289,6 +301,10 @@ export const sqliteDialect: Dialect = {
     for (; tried < keys.length && claimed.length < want; tried++)
       if (!t.has(keys[tried]!)) claimed.push(tried);
     return { claimed, tried, firstFree, vetoed: false };
+  },
+  async claimAhead(db, keys, want, taken) {
+    const r = await this.claim(db, keys, want, taken); // writers are serialised: nothing to send ahead
+    return () => Promise.resolve(r);
   },
 };
 
@@ -380,24 +396,54 @@ export const postgresDialect: Dialect = {
     for (const values of rows) await this.queueWrite(db, { table, values });
   },
   async claim(db, keys, want, taken) {
-    if (!keys.length || want <= 0) return { claimed: [], tried: 0, firstFree: 0, vetoed: false };
-    if (inlined(taken.sql, taken.parameters) === undefined || !db.isTransaction)
-      throw new Error("claim: taken must be inlinable, in a transaction");
-    const n = taken.parameters.length;
-    // The claims (a function scan is read in array order and LIMIT stops it; CASE keeps taken candidates
-    // from being locked; the subqueries run once; the LIMIT written in, so the statement is prepared), queued so that the statement reading what is taken goes
-    // out with it, after it: one round trip, two statements, each prepared once per connection.
-    const claims = `WITH t AS MATERIALIZED (${taken.sql}) SELECT set_config('inventory.claimed', coalesce((SELECT array_agg(c.i) FROM (SELECT k.i FROM unnest($${n + 1}::text[]) WITH ORDINALITY AS k(key, i) WHERE NOT EXISTS (SELECT 1 FROM t WHERE t.k = '') AND CASE WHEN k.key IN (SELECT t.k FROM t) THEN false ELSE pg_try_advisory_xact_lock(hashtextextended(k.key, 0)) END LIMIT ${Math.floor(want)}) c), '{}')::text, true)`;
-    const array = `{${keys.map((k) => `"${k.replace(/["\\]/g, "\\$&")}"`).join(",")}}`;
-    await this.queueStatement(db, CompiledQuery.raw(claims, [...taken.parameters, array]));
-    const text = `SELECT current_setting('inventory.claimed') AS c, coalesce((SELECT array_agg(t.k) FROM (${taken.sql}) t), '{}')::text AS t`;
-    const r = await db.executeQuery<{ c: string; t: string }>(CompiledQuery.raw(text, [...taken.parameters]));
-    const row = r.rows[0]!;
-    const now = new Set(textArray(row.t));
-    const got = textArray(row.c).map((i) => Number(i) - 1);
-    got.sort((a, b) => a - b);
-    const tried = got.length < want ? keys.length : got.at(-1)! + 1;
-    const firstFree = firstUntaken(keys, now);
-    return { claimed: got.filter((i) => !now.has(keys[i]!)), tried, firstFree, vetoed: now.has("") };
+    if (!keys.length || want <= 0) return NOTHING_CLAIMED;
+    const { claims, recheck, result } = pgClaim(db, keys, want, taken);
+    // The claims queued, so that the recheck goes out with them, after them: one round trip.
+    await this.queueStatement(db, claims);
+    const r = await db.executeQuery<{ c: string; t: string }>(recheck);
+    return result(r.rows[0]!);
+  },
+  async claimAhead(db, keys, want, taken) {
+    if (!keys.length || want <= 0) return () => Promise.resolve(NOTHING_CLAIMED);
+    const { claims, recheck, result } = pgClaim(db, keys, want, taken);
+    await this.queueStatement(db, claims);
+    const rows = await this.prefetch(db, recheck);
+    return async () => result((await rows())[0] as { c: string; t: string });
   },
 };
+
+/** What a claim with no candidates or nothing wanted gets. */
+const NOTHING_CLAIMED: Claimed = { claimed: [], tried: 0, firstFree: 0, vetoed: false };
+
+/**
+ * PostgreSQL's two statements of `Dialect.claim`, and the reading of the recheck's row: the claims (a
+ * function scan is read in array order and LIMIT stops it; CASE keeps taken candidates from being locked;
+ * the subqueries run once; the LIMIT written in, so the statement is prepared), which pass the claimed
+ * indexes on in a transaction-local setting, then what is taken, in a statement of its own that runs after
+ * the claims. @throws Error outside a transaction or for a `taken` whose values cannot be written in
+ */
+function pgClaim(
+  db: Kysely<any> | Transaction<any>,
+  keys: readonly string[],
+  want: number,
+  taken: CompiledQuery,
+) {
+  if (inlined(taken.sql, taken.parameters) === undefined || !db.isTransaction)
+    throw new Error("claim: taken must be inlinable, in a transaction");
+  const n = taken.parameters.length;
+  const claims = `WITH t AS MATERIALIZED (${taken.sql}) SELECT set_config('inventory.claimed', coalesce((SELECT array_agg(c.i) FROM (SELECT k.i FROM unnest($${n + 1}::text[]) WITH ORDINALITY AS k(key, i) WHERE NOT EXISTS (SELECT 1 FROM t WHERE t.k = '') AND CASE WHEN k.key IN (SELECT t.k FROM t) THEN false ELSE pg_try_advisory_xact_lock(hashtextextended(k.key, 0)) END LIMIT ${Math.floor(want)}) c), '{}')::text, true)`;
+  const array = `{${keys.map((k) => `"${k.replace(/["\\]/g, "\\$&")}"`).join(",")}}`;
+  const recheck = `SELECT current_setting('inventory.claimed') AS c, coalesce((SELECT array_agg(t.k) FROM (${taken.sql}) t), '{}')::text AS t`;
+  return {
+    claims: CompiledQuery.raw(claims, [...taken.parameters, array]),
+    recheck: CompiledQuery.raw(recheck, [...taken.parameters]),
+    result(row: { c: string; t: string }): Claimed {
+      const now = new Set(textArray(row.t));
+      const got = textArray(row.c).map((i) => Number(i) - 1);
+      got.sort((a, b) => a - b);
+      const tried = got.length < want ? keys.length : got.at(-1)! + 1;
+      const firstFree = firstUntaken(keys, now);
+      return { claimed: got.filter((i) => !now.has(keys[i]!)), tried, firstFree, vetoed: now.has("") };
+    },
+  };
+}

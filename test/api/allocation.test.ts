@@ -282,6 +282,52 @@ describe("IP allocation (available-ips, available-prefixes)", () => {
     assert.equal((await next()).address, "10.51.0.1/24");
   });
 
+  it("two servers allocating from one prefix: stale hints are caught, a rejected item leaves no hole", async () => {
+    // Each server claims the addresses after its own hint ahead of reading (allocation.ts `claimAfterHint`);
+    // a hint the other server made stale must be caught, and a rejected request must not move it for good.
+    const b = await startServer({}, { databaseUrl: s.databaseUrl });
+    try {
+      const p = (await create(s, "/api/ipam/prefixes/", { prefix: "10.53.0.0/24", status: "active" })).id;
+      const next = async (server: TestServer, body: unknown = { status: "active" }) => {
+        const r = await server.api(`/api/ipam/prefixes/${p}/available-ips/`, { method: "POST", body });
+        assert.equal(r.status, 201, JSON.stringify(r.body));
+        return Array.isArray(r.body) ? addrs(r.body) : (r.body.address as string);
+      };
+      assert.equal(await next(s), "10.53.0.1/24");
+      assert.equal(await next(b), "10.53.0.2/24");
+      assert.equal(await next(s), "10.53.0.3/24", "a hint the other server made stale");
+      assert.equal(await next(b), "10.53.0.4/24");
+      const bad = await s.api(`/api/ipam/prefixes/${p}/available-ips/`, {
+        method: "POST",
+        body: { status: "no-such-status" },
+      });
+      assert.equal(bad.status, 400, JSON.stringify(bad.body));
+      assert.ok(bad.body.status, JSON.stringify(bad.body));
+      assert.equal(await next(s), "10.53.0.5/24", "no hole after the rejected request");
+      assert.deepEqual(await next(b, [{ status: "active" }, { status: "active" }]), [
+        "10.53.0.6/24",
+        "10.53.0.7/24",
+      ]);
+      // Both servers at once: distinct addresses, the next 20 in order, no 5xx.
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          (i % 2 ? b : s).api(`/api/ipam/prefixes/${p}/available-ips/`, {
+            method: "POST",
+            body: { status: "active" },
+          }),
+        ),
+      );
+      for (const r of results) assert.equal(r.status, 201, JSON.stringify(r.body));
+      const last = (a: string) => Number(a.split(".")[3]!.split("/")[0]);
+      assert.deepEqual(
+        results.map((r) => last(r.body.address)).sort((x, y) => x - y),
+        Array.from({ length: 20 }, (_, i) => i + 8),
+      );
+    } finally {
+      await b.close();
+    }
+  });
+
   it("needs add permission on IP addresses to allocate", async () => {
     const user = await s.api("/api/users/users/", {
       method: "POST",
