@@ -14,6 +14,7 @@ import { sql } from "kysely";
 import { type Family, formatAddress, ipKey } from "../net/ip.ts";
 import type { Model } from "../registry/index.ts";
 import { ADDRESS_SPACE_KEY } from "../store/db.ts";
+import type { Claimed } from "../store/dialect.ts";
 import type { Ctx } from "./context.ts";
 import { AppError, ClaimAheadFailed, ValidationError } from "./errors.ts";
 import { prefetchRows, type Row, statusesById } from "./rows.ts";
@@ -99,9 +100,18 @@ function usable(p: Parent): [bigint, bigint] {
  * first address (one short scan per allocation, instead of one over every allocated address: 3,000 taken
  * addresses cost about 3 ms of scanning per allocation on PostgreSQL). A hint never makes an allocation pick a
  * taken address: the scan still reads what is taken from `next` on. Per store, keyed by the parent's id and
- * the range and scope it had; bounded in size.
+ * the range and scope it had; bounded in size. `next` moves on as this process's allocations hand addresses
+ * out (`handedOut`), and an allocation claims the addresses from `next` on that no other one of this process
+ * is claiming (`claimAfterHint`), so concurrent allocators of one process do not collide.
  */
-type Hint = { next: bigint; space: string | null };
+type Hint = {
+  next: bigint;
+  space: string | null;
+  /** Addresses at or above `next` that allocations of this process are claiming ahead now (`claimAfterHint`). */
+  inFlight: Set<bigint>;
+  /** Addresses above `next` that allocations of this process handed out (`handedOut`), passed once reached. */
+  done: Set<bigint>;
+};
 const hints = new WeakMap<object, Map<string, Hint>>();
 
 /** The map of `ctx`'s store in a per-store registry (created empty on first use). */
@@ -119,6 +129,42 @@ function hintsOf(ctx: Ctx): Map<string, Hint> {
   return ofStore(hints, ctx);
 }
 const MAX_HINTS = 10_000;
+
+/**
+ * Record where the parent's first free address is. Never behind the hint under the same address-space token:
+ * this transaction's view may predate what allocations of this process handed out since.
+ */
+function setHint(byParent: Map<string, Hint>, key: string, next: bigint, space: string | null): void {
+  const now = byParent.get(key);
+  if (now && now.space === space && now.next >= next) return;
+  if (now) {
+    now.next = next;
+    now.space = space;
+    advance(now);
+    return;
+  }
+  if (byParent.size >= MAX_HINTS) byParent.clear();
+  byParent.set(key, { next, space, inFlight: new Set(), done: new Set() });
+}
+
+/** Move the hint past the addresses handed out from `next` on, and forget those below it. */
+function advance(h: Hint): void {
+  while (h.done.delete(h.next)) h.next++;
+  for (const v of h.done) if (v < h.next) h.done.delete(v);
+  if (h.done.size > MAX_HINTS) h.done.clear();
+}
+
+/**
+ * `hosts` were handed out by an allocation of this process whose transaction is about to commit: the hint
+ * moves past them once every address below them is taken (a failed COMMIT after this leaves a hole that a
+ * later allocation skips until an address of the parent is freed).
+ */
+function handedOut(ctx: Ctx, p: Parent, hosts: readonly bigint[]): void {
+  const h = hintsOf(ctx).get(hintKey(p));
+  if (!h) return;
+  for (const v of hosts) if (v >= h.next) h.done.add(v);
+  advance(h);
+}
 
 function hintKey(p: Parent): string {
   return `${p.id}|${p.start}|${p.end}|${p.vrfId}|${p.anyVrf}|${p.isPool}`;
@@ -185,8 +231,7 @@ async function* freeHosts(ctx: Ctx, p: Parent): AsyncGenerator<bigint> {
   const found = (v: bigint) => {
     if (!first) return;
     first = false;
-    if (byParent.size >= MAX_HINTS) byParent.clear();
-    byParent.set(key, { next: v, space });
+    setHint(byParent, key, v, space);
   };
   while (cursor <= hi) {
     for (const taken of batch.taken) {
@@ -276,34 +321,43 @@ function claimHosts(
 }
 
 /**
- * The `want` addresses right after this process's hint for the parent, claimed ahead
- * (`Dialect.claimAhead`): the claim goes out with the transaction's next statement, so an allocation whose
- * hint holds costs no round trip of its own for it (`allocateIps`). The hint moves past them at once, so
- * concurrent allocations of this process try the following ones. `settle` tells whether every one was
- * claimed (free at the claim and at its recheck, the address-space token unchanged); `release` moves the
- * hint back to them (call it unless the transaction commits them).
- * @returns undefined without a hint, or when the addresses after it leave the parent
+ * The first `want` addresses from this process's hint for the parent that no allocation of this process is
+ * claiming or has handed out, claimed ahead (`Dialect.claimAhead`): the claim goes out with the
+ * transaction's next statement, so an allocation whose hint holds costs no round trip of its own for it
+ * (`allocateIps`). They are in flight until `finish`, so concurrent allocations of this process take the
+ * following ones. `settle` tells whether every one was claimed (free at the claim and at its recheck, the
+ * address-space token unchanged); `finish(true)` records them as handed out (`handedOut`), `finish(false)`
+ * as free again.
+ * @returns undefined without a hint, or when fewer than `want` such addresses are left in the parent
  */
 async function claimAfterHint(
   ctx: Ctx,
   p: Parent,
   want: number,
-): Promise<{ hosts: bigint[]; settle: () => Promise<boolean>; release: () => void } | undefined> {
+): Promise<
+  { hosts: bigint[]; settle: () => Promise<boolean>; finish: (handed: boolean) => void } | undefined
+> {
   const [lo, hi] = usable(p);
-  const byParent = hintsOf(ctx);
-  const key = hintKey(p);
-  const hint = byParent.get(key);
-  if (!hint || want <= 0 || hint.next < lo || hint.next + BigInt(want - 1) > hi) return undefined;
-  const hosts = Array.from({ length: want }, (_, i) => hint.next + BigInt(i));
-  const space = hint.space;
-  byParent.set(key, { next: hosts.at(-1)! + 1n, space });
+  const hint = hintsOf(ctx).get(hintKey(p));
+  if (!hint || want <= 0 || hint.next < lo) return undefined;
+  const hosts: bigint[] = [];
+  for (let v = hint.next; v <= hi && hosts.length < want; v++)
+    if (!hint.inFlight.has(v) && !hint.done.has(v)) hosts.push(v);
+  if (hosts.length < want) return undefined;
+  for (const v of hosts) hint.inFlight.add(v);
   const keys = hosts.map((v) => claimKey(p, ipKey(p.family, v)));
-  const claimed = await ctx.store.dialect.claimAhead(
-    ctx.db,
-    keys,
-    want,
-    takenQuery(ctx, p, hosts, { value: space }),
-  );
+  let claimed: () => Promise<Claimed>;
+  try {
+    claimed = await ctx.store.dialect.claimAhead(
+      ctx.db,
+      keys,
+      want,
+      takenQuery(ctx, p, hosts, { value: hint.space }),
+    );
+  } catch (e) {
+    for (const v of hosts) hint.inFlight.delete(v);
+    throw e;
+  }
   return {
     hosts,
     settle: () =>
@@ -311,24 +365,11 @@ async function claimAfterHint(
         (r) => !r.vetoed && r.claimed.length === want,
         () => false,
       ),
-    release: () => {
-      const now = byParent.get(key);
-      if (now && now.space === space && now.next > hosts[0]!) byParent.set(key, { next: hosts[0]!, space });
+    finish: (handed) => {
+      for (const v of hosts) hint.inFlight.delete(v);
+      if (handed) handedOut(ctx, p, hosts);
     },
   };
-}
-
-/**
- * Move this process's hint for the parent past `hosts` (ascending), which a transaction about to commit hands
- * out, when they start at the hint and follow each other: every address below the new hint is then taken or
- * being taken, and the next allocation claims the address after them ahead (`claimAfterHint`).
- */
-function passHint(ctx: Ctx, p: Parent, hosts: readonly bigint[]): void {
-  const byParent = hintsOf(ctx);
-  const key = hintKey(p);
-  const hint = byParent.get(key);
-  if (!hint || hosts[0] !== hint.next || !hosts.every((v, i) => v === hosts[0]! + BigInt(i))) return;
-  byParent.set(key, { next: hosts.at(-1)! + 1n, space: hint.space });
 }
 
 /**
@@ -354,7 +395,7 @@ async function claimFreeHosts(ctx: Ctx, p: Parent, want: number): Promise<bigint
     if (!r.vetoed) {
       // Every candidate before the first free one was taken while the token read the hint's value.
       const next = r.firstFree < hosts.length ? hosts[r.firstFree]! : hosts.at(-1)! + 1n;
-      byParent.set(hintKey(p), { next, space: hint.space });
+      setHint(byParent, hintKey(p), next, hint.space);
       chosen.push(...r.claimed.map((i) => hosts[i]!));
       if (chosen.length === want) return chosen;
     }
@@ -521,9 +562,8 @@ async function createAll(ctx: Ctx, model: Model, items: Array<Record<string, unk
  * With this process's hint for the parent, the addresses after it are claimed ahead and created in the same
  * round trip (`claimAfterHint`); when that claim does not hold (another allocator took them, an address was
  * freed, the parent changed) the outermost transaction is rolled back and runs again with the claim first
- * (`ClaimAheadFailed`, `Ctx.claimFirst`). A
- * transaction that fails at its COMMIT after a claim ahead leaves the hint past its addresses, which a later
- * allocation then skips until an address of the parent is freed.
+ * (`ClaimAheadFailed`, `Ctx.claimFirst`). A transaction that fails at its COMMIT after a claim ahead leaves
+ * the hint past its addresses, which a later allocation then skips until an address of the parent is freed.
  * @returns the new ids, in body order; `many` tells whether the body was a list.
  * @throws InsufficientSpaceError (204) when fewer addresses are free than items were sent;
  *   ValidationError (400) for a body item that is not an object or does not validate.
@@ -550,7 +590,7 @@ export async function allocateIps(
     if (seen) await prefetchRows(t, prefixModel, "id", [parentId]);
     // With a hint, the addresses after it are claimed ahead and created at once: the claim, its recheck
     // and the parent's read go out with the create's statements, so the claim costs no round trip. If it
-    // did not hold, or the parent changed, the transaction is rolled back and runs again the usual way.
+    // did not hold, or the parent changed, the outermost transaction runs again with the claim first.
     const claim = seen && !t.claimFirst ? await claimAfterHint(t, seen, items.length) : undefined;
     if (seen && claim) {
       let ids: string[] | undefined;
@@ -564,7 +604,7 @@ export async function allocateIps(
       if (ids) await prefetchRows(t, ipModel, "id", ids);
       const held = await claim.settle();
       if (failure !== undefined) {
-        claim.release();
+        claim.finish(false);
         // A 4xx may come from the address (a duplicate in a VRF that enforces uniqueness) unless it held.
         if (failure instanceof AppError && !held) throw new ClaimAheadFailed();
         throw failure;
@@ -576,9 +616,10 @@ export async function allocateIps(
           )
         : undefined;
       if (!held || !p || !sameParent(p, seen)) {
-        claim.release();
+        claim.finish(false);
         throw new ClaimAheadFailed();
       }
+      claim.finish(true);
       rememberParent(t, p);
       return { ids: ids!, many };
     }
@@ -595,7 +636,7 @@ export async function allocateIps(
       );
     }
     const ids = await createAll(t, ipModel, withAddresses(p, free), many);
-    passHint(t, p, free);
+    handedOut(t, p, free);
     return { ids, many };
   });
 }
