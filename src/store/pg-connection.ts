@@ -7,11 +7,10 @@
  *   `prefetch`) go out with the transaction's next statement, in the same simple-protocol query.
  * Only the store layer knows about them.
  */
-import { createHash } from "node:crypto";
 import type pg from "pg";
 import { QUEUED_WRITE, type Queued, quoteId, STALE_TOKEN_TEXT } from "./dialect.ts";
 import { StalePlanError, StaleTokenError } from "./errors.ts";
-import { customPlanOnly, SqlPrepared, sendPrepares } from "./pg-prepared.ts";
+import { customPlanOnly, SqlPrepared, sendPrepares, statementName } from "./pg-prepared.ts";
 
 /**
  * Install the wrappers on a pooled client (`prepare`: named prepared statements, see `preparedStatements`).
@@ -268,7 +267,7 @@ function preparedStatements(client: pg.PoolClient): void {
       return cb ? query(text, values, cb) : query(text, values);
     let name = names.get(text);
     if (!name) {
-      name = `s${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+      name = statementName("s", text);
       names.set(text, name);
     }
     return query({ name, text, values }).catch((e: { code?: string }) => {
@@ -293,7 +292,7 @@ export function namedQueries(
   const nameOf = (text: string) => {
     let name = names.get(text);
     if (!name) {
-      name = `n${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+      name = statementName("n", text);
       names.set(text, name);
     }
     return name;

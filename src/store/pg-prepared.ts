@@ -51,6 +51,14 @@ export function literals(values: readonly unknown[]): string[] | undefined {
   return out;
 }
 
+/**
+ * The name of a prepared statement for `text`: `prefix` and a hash of the text. The prefixes keep apart the
+ * connection's protocol statements (`s`), SQL-level ones (`q`) and the pool's (`n`).
+ */
+export function statementName(prefix: string, text: string): string {
+  return `${prefix}${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+}
+
 /** `text` with its `$n` parameters replaced by `lits`. */
 export function substitute(text: string, lits: readonly string[]): string {
   if (!lits.length) return text;
@@ -101,7 +109,7 @@ export class SqlPrepared {
     let name = this.names.get(text);
     if (!name) {
       if (this.names.size >= MAX_STATEMENTS) return substitute(text, lits);
-      name = `q${createHash("sha1").update(text).digest("hex").slice(0, 20)}g${this.generation}`;
+      name = `${statementName("q", text)}g${this.generation}`;
       this.names.set(text, name);
       this.pending.push({ text, name });
     }
