@@ -16,7 +16,7 @@ import type { Model } from "../registry/index.ts";
 import { type Ctx, definitionsMemo } from "./context.ts";
 import { ValidationError } from "./errors.ts";
 import { nestedFor, represent } from "./represent.ts";
-import { chunks, memoEntry, type Row, rowsWhereIn } from "./rows.ts";
+import { chunks, memoEntry, type Row, rowsWhereIn, throughMemo } from "./rows.ts";
 import { inTransaction } from "./write.ts";
 
 /** A node of a path: content type and id. */
@@ -393,25 +393,18 @@ type Obj = Record<string, unknown>;
  */
 async function tracedCablesFor(ctx: Ctx, cable: Model, ids: readonly string[]): Promise<Map<string, Obj>> {
   const memo = memoEntry(ctx, `tracedCables|${ctx.baseUrl}`, () => new Map<string, Obj>());
-  const missing = ids.filter((id) => !memo.has(id));
-  if (missing.length) {
+  return throughMemo(memo, ids, async (missing) => {
     const rows = await rowsWhereIn(ctx, cable, "id", missing);
     const unit = new Map(rows.map((r) => [r.id as string, r.length_unit ?? ""]));
     const keys = ["display", "id", "url", "type", "status", "label", "color", "length"];
-    for (const o of await represent(ctx, cable, rows, "full")) {
+    return (await represent(ctx, cable, rows, "full")).map((o): [string, Obj] => {
       const traced: Obj = Object.fromEntries(keys.map((k) => [k, o[k]]));
       traced.length_unit = unit.get(o.id as string) ?? "";
       traced.created = o.created;
       traced.last_updated = o.last_updated;
-      memo.set(o.id as string, traced);
-    }
-  }
-  const out = new Map<string, Obj>();
-  for (const id of ids) {
-    const o = memo.get(id);
-    if (o) out.set(id, o);
-  }
-  return out;
+      return [o.id as string, traced];
+    });
+  });
 }
 
 /**

@@ -27,6 +27,7 @@ import {
   rowsById,
   statusesById,
   taggedModels,
+  throughMemo,
   unionAll,
   writtenHere,
   writtenSince,
@@ -89,49 +90,29 @@ export async function nestedFor(
   fields?: readonly string[],
 ): Promise<Map<string, Obj>> {
   const wanted = [...new Set(ids.filter((x): x is string => typeof x === "string"))];
-  if (fields && fields.length === 0) {
-    // Display-only form (id, url, display): cached like nested ones, breaks display cycles.
-    const key = `${model.key}#display`;
+  /** `wanted` in `form`, through the request's cache `key`. */
+  const cached = (key: string, form: "nested" | { fields: [] }) => {
     let cache = ctx.nestedCache.get(key);
     if (!cache) {
       cache = new Map();
       ctx.nestedCache.set(key, cache);
     }
-    const missing = wanted.filter((id) => !cache.has(id));
-    if (missing.length) {
+    return throughMemo(cache, wanted, async (missing) => {
       const rows = await rowsById(ctx, model, missing);
-      for (const o of await represent(ctx, model, [...rows.values()], { fields: [] }))
-        cache.set(o.id as string, o);
-    }
-    const out = new Map<string, Obj>();
-    for (const id of wanted) {
-      const o = cache.get(id);
-      if (o) out.set(id, o);
-    }
-    return out;
-  }
+      return (await represent(ctx, model, [...rows.values()], form)).map((o): [string, Obj] => [
+        o.id as string,
+        o,
+      ]);
+    });
+  };
+  // Display-only form (id, url, display): cached like nested ones, breaks display cycles.
+  if (fields && fields.length === 0) return cached(`${model.key}#display`, { fields: [] });
   if (fields) {
     const rows = await rowsById(ctx, model, wanted);
     const objs = await represent(ctx, model, [...rows.values()], { fields });
     return new Map(objs.map((o) => [o.id as string, o]));
   }
-  let cache = ctx.nestedCache.get(model.key);
-  if (!cache) {
-    cache = new Map();
-    ctx.nestedCache.set(model.key, cache);
-  }
-  const missing = wanted.filter((id) => !cache.has(id));
-  if (missing.length) {
-    const rows = await rowsById(ctx, model, missing);
-    const objs = await represent(ctx, model, [...rows.values()], "nested");
-    for (const o of objs) cache.set(o.id as string, o);
-  }
-  const out = new Map<string, Obj>();
-  for (const id of wanted) {
-    const o = cache.get(id);
-    if (o) out.set(id, o);
-  }
-  return out;
+  return cached(model.key, "nested");
 }
 
 function renderScalar(fd: FieldDef, v: unknown): unknown {

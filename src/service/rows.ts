@@ -24,6 +24,25 @@ export function unionAll<Q extends { unionAll(other: Q): Q }>(queries: readonly 
   return queries.slice(1).reduce((all, q) => all.unionAll(q), queries[0]!);
 }
 
+/**
+ * The objects of `ids` from `memo`, in the order of `ids` (ids with no object skipped); those not in it are
+ * loaded first, set-wise, by `load` (id → object pairs), and kept in it.
+ */
+export async function throughMemo<T>(
+  memo: Map<string, T>,
+  ids: readonly string[],
+  load: (missing: string[]) => Promise<Iterable<readonly [string, T]>>,
+): Promise<Map<string, T>> {
+  const missing = ids.filter((id) => !memo.has(id));
+  if (missing.length) for (const [id, o] of await load(missing)) memo.set(id, o);
+  const out = new Map<string, T>();
+  for (const id of ids) {
+    const o = memo.get(id);
+    if (o) out.set(id, o);
+  }
+  return out;
+}
+
 /** The entry `key` of the context's memo, made by `make` on first use (per transaction inside one). */
 export function memoEntry<T>(ctx: Ctx, key: string, make: () => T): T {
   let v = ctx.memo.get(key) as T | undefined;
