@@ -254,22 +254,17 @@ function writeStatements(writes: readonly Queued[], prepared: SqlPrepared): Outg
  */
 function preparedStatements(client: pg.PoolClient): void {
   const query = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>;
+  // Text → name; "" for a text that stays unnamed (`customPlanOnly`), so it is tested once.
   const names = new Map<string, string>();
   (client as unknown as { query: unknown }).query = (text: unknown, values?: unknown, cb?: unknown) => {
-    if (
-      typeof text !== "string" ||
-      !Array.isArray(values) ||
-      values.length === 0 ||
-      values.length > 32 ||
-      cb ||
-      customPlanOnly(text)
-    )
+    if (typeof text !== "string" || !Array.isArray(values) || values.length === 0 || values.length > 32 || cb)
       return cb ? query(text, values, cb) : query(text, values);
     let name = names.get(text);
-    if (!name) {
-      name = statementName("s", text);
+    if (name === undefined) {
+      name = customPlanOnly(text) ? "" : statementName("s", text);
       names.set(text, name);
     }
+    if (!name) return query(text, values);
     return query({ name, text, values }).catch((e: { code?: string }) => {
       if (e?.code !== "0A000") throw e;
       names.set(text, `${name}x${Date.now()}`);

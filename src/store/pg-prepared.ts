@@ -97,6 +97,8 @@ export class SqlPrepared {
   statement(text: string, values: readonly unknown[] | undefined): string | undefined {
     const lits = literals(values ?? []);
     if (lits === undefined) return undefined;
+    const known = this.names.get(text); // passed the checks below when it was named
+    if (known) return `EXECUTE ${known}(${lits.join(", ")})`;
     if (
       !this.enabled ||
       !lits.length ||
@@ -106,13 +108,10 @@ export class SqlPrepared {
       customPlanOnly(text)
     )
       return substitute(text, lits);
-    let name = this.names.get(text);
-    if (!name) {
-      if (this.names.size >= MAX_STATEMENTS) return substitute(text, lits);
-      name = `${statementName("q", text)}g${this.generation}`;
-      this.names.set(text, name);
-      this.pending.push({ text, name });
-    }
+    if (this.names.size >= MAX_STATEMENTS) return substitute(text, lits);
+    const name = `${statementName("q", text)}g${this.generation}`;
+    this.names.set(text, name);
+    this.pending.push({ text, name });
     return `EXECUTE ${name}(${lits.join(", ")})`;
   }
 
