@@ -61,6 +61,7 @@ program
 
 program
   .command("webhook-receiver")
+  .alias("webhook_receiver")
   .description("listen for webhook requests and print them (troubleshooting; answers 200)")
   .option("--port <port>", "TCP port", "9000")
   .option("--host <host>", "address to listen on", "localhost")

@@ -14,7 +14,7 @@ import { ensurePaths } from "../service/cable-paths.ts";
 import { makeCtx } from "../service/context.ts";
 import { ensureChoiceRows, ensureNullImages } from "../service/upgrades.ts";
 import { openStore, type Store, sqlitePath } from "../store/db.ts";
-import { migrate } from "../store/migrate.ts";
+import { type MigrationSummary, migrate } from "../store/migrate.ts";
 import { openReplica } from "../store/replica.ts";
 import { backupSqliteFile } from "../store/sqlite-driver.ts";
 import { startReceiver } from "../webhooks/receiver.ts";
@@ -44,28 +44,45 @@ function mustExist(file: string, url: string): void {
  * database behind it is a mistake (a typo would otherwise get a new empty database) and an error.
  */
 async function open(opts: DbOpts, create = false): Promise<Store> {
+  return (await openAndMigrate(opts, create)).store;
+}
+
+/** `open`, also returning what the migration created. */
+async function openAndMigrate(
+  opts: DbOpts,
+  create: boolean,
+): Promise<{ store: Store; migration: MigrationSummary }> {
   const url = opts.database ?? configFromEnv().databaseUrl;
   const file = sqliteFile(url);
   if (!create && file) mustExist(file, url);
   const store = await openStore(url);
-  await upgrade(store);
-  return store;
+  const migration = await upgrade(store);
+  return { store, migration };
 }
 
 /** Schema migration, then one-time data upgrades (cable paths of cables that predate stored paths). */
-async function upgrade(store: Store): Promise<void> {
-  await migrate(store, registry());
+async function upgrade(store: Store): Promise<MigrationSummary> {
+  const migration = await migrate(store, registry());
   const ctx = makeCtx({ store, reg: registry(), settings: { enforceGlobalUnique: false, changelog: false } });
   await ensurePaths(ctx);
   await ensureChoiceRows(ctx);
   await ensureNullImages(ctx);
+  return migration;
 }
 
 /** `inventory migrate` */
 export async function runMigrate(opts: DbOpts): Promise<void> {
-  const store = await open(opts, true);
+  const { store, migration } = await openAndMigrate(opts, true);
   await store.close();
-  process.stdout.write(`database ${store.url.replace(/\/\/[^@]*@/, "//")} is up to date\n`);
+  const name = `database ${store.url.replace(/\/\/[^@]*@/, "//")}`;
+  const { tablesCreated, columnsAdded } = migration;
+  const what = [
+    tablesCreated ? `created ${tablesCreated} table${tablesCreated === 1 ? "" : "s"}` : "",
+    columnsAdded ? `added ${columnsAdded} column${columnsAdded === 1 ? "" : "s"}` : "",
+  ].filter(Boolean);
+  process.stdout.write(
+    what.length ? `${name}: ${what.join(", ")}; schema is up to date\n` : `${name} is up to date\n`,
+  );
 }
 
 /** `inventory backup --to FILE`: a consistent copy of a SQLite database, taken while it serves. */

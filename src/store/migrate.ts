@@ -37,8 +37,14 @@ async function existingColumns(store: Store, table: string): Promise<Set<string>
   return r.rows.length ? new Set(r.rows.map((x) => x.column_name)) : undefined;
 }
 
-/** Migrate the store to the registry's schema and seed built-in rows. Returns the number of DDL statements run. */
-export async function migrate(store: Store, reg: Registry): Promise<number> {
+/** What one migration changed: tables created and columns added (0 and 0: the schema was up to date). */
+export interface MigrationSummary {
+  tablesCreated: number;
+  columnsAdded: number;
+}
+
+/** Migrate the store to the registry's schema and seed built-in rows; says what it created. */
+export async function migrate(store: Store, reg: Registry): Promise<MigrationSummary> {
   if (store.dialect.engine === "postgres")
     return store.db.connection().execute(async (conn) => {
       await sql`SELECT pg_advisory_lock(727274)`.execute(conn);
@@ -60,20 +66,20 @@ export async function migrate(store: Store, reg: Registry): Promise<number> {
 }
 
 /** The migration itself, on a store whose `db` is the locked connection or transaction. */
-async function migrateWith(store: Store, reg: Registry): Promise<number> {
-  let n = 0;
+async function migrateWith(store: Store, reg: Registry): Promise<MigrationSummary> {
+  const done: MigrationSummary = { tablesCreated: 0, columnsAdded: 0 };
   const { tables, indexes } = schemaFor(reg, store.dialect);
   for (const t of tables) {
     const have = await existingColumns(store, t.name);
     if (!have) {
       await sql.raw(createTableSql(t)).execute(store.db);
-      n++;
+      done.tablesCreated++;
       continue;
     }
     for (const [col, type] of t.columns) {
       if (!have.has(col)) {
         await sql.raw(`ALTER TABLE "${t.name}" ADD COLUMN "${col}" ${type}`).execute(store.db);
-        n++;
+        done.columnsAdded++;
       }
     }
   }
@@ -106,7 +112,7 @@ async function migrateWith(store: Store, reg: Registry): Promise<number> {
   // so do the allocation hints (rows edited by hand in SQL are taken into account after a migrate).
   await newDefinitionsToken(store.db);
   await newToken(store.db, ADDRESS_SPACE_KEY);
-  return n;
+  return done;
 }
 
 async function seed(store: Store, reg: Registry): Promise<void> {

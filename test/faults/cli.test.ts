@@ -48,6 +48,25 @@ describe("command line for production", () => {
     assert.equal(existsSync(missing), false, "no empty database was created");
   });
 
+  it("migrate says what it created on a new database, and 'up to date' on the next run (issue 24)", async () => {
+    const db = tmp("fresh.sqlite3");
+    const first = await run(["migrate", "--database", `sqlite:${db}`]);
+    assert.equal(first.code, 0, first.out);
+    assert.match(first.out, /: created \d{2,} tables; schema is up to date/);
+    const second = await run(["migrate", "--database", `sqlite:${db}`]);
+    assert.equal(second.code, 0, second.out);
+    assert.match(second.out, /is up to date/);
+    assert.doesNotMatch(second.out, /created/);
+  });
+
+  it("accepts the seed's spelling `webhook_receiver` as well as `webhook-receiver` (issue 24)", async () => {
+    for (const name of ["webhook_receiver", "webhook-receiver"]) {
+      const r = await run([name, "--help"]);
+      assert.equal(r.code, 0, r.out);
+      assert.match(r.out, /listen for webhook requests/);
+    }
+  });
+
   it("serves from two processes on one port; backup copies the live database", async () => {
     const db = tmp("live.sqlite3");
     assert.equal((await run(["migrate", "--database", `sqlite:${db}`])).code, 0);
