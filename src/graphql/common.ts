@@ -18,6 +18,7 @@ import type { CablePath } from "../service/cable-paths.ts";
 import type { Ctx } from "../service/context.ts";
 import { ValidationError } from "../service/errors.ts";
 import type { Row } from "../service/rows.ts";
+import type { ObjectBudget } from "./budget.ts";
 import type { Loaders } from "./loaders.ts";
 import { GenericScalar, UUIDScalar } from "./scalars.ts";
 
@@ -25,6 +26,8 @@ import { GenericScalar, UUIDScalar } from "./scalars.ts";
 export interface GraphContext {
   ctx: Ctx;
   loaders: Loaders;
+  /** The cap on the objects of the answer (`budget.ts`). */
+  budget: ObjectBudget;
 }
 
 export type Resolver = GraphQLFieldConfig<Row, GraphContext>;
@@ -83,7 +86,13 @@ export function asGraphError(e: unknown): never {
   throw e;
 }
 
-/** Nautobot's `CablePathType`: a stored path from an endpoint (`path` and `_path` of endpoints). */
+/**
+ * Nautobot's `CablePathType`: a stored path from an endpoint (`path` and `_path` of endpoints). The nodes
+ * (`path`, `"<type>:<id>"` each) and the destination are shown only when the user may view them: a hidden
+ * node is `null` in `path` (its place kept), a hidden destination makes `destination_type` and
+ * `destination_id` null, as a related object the user may not view is null everywhere in this schema
+ * (issue 23). The origin is the endpoint the path was read from, already visible.
+ */
 export function cablePathType(
   ctType: GraphQLObjectType<string, GraphContext>,
 ): GraphQLObjectType<CablePath, GraphContext> {
@@ -93,11 +102,29 @@ export function cablePathType(
       id: { type: new GraphQLNonNull(UUIDScalar), resolve: (p) => p.id },
       origin_type: { type: new GraphQLNonNull(ctType), resolve: (p) => p.origin.type },
       origin_id: { type: new GraphQLNonNull(UUIDScalar), resolve: (p) => p.origin.id },
-      destination_type: { type: ctType, resolve: (p) => p.destination?.type ?? null },
-      destination_id: { type: UUIDScalar, resolve: (p) => p.destination?.id ?? null },
-      path: { type: GenericScalar, resolve: (p) => p.path.map((n) => `${n.type}:${n.id}`) },
+      destination_type: {
+        type: ctType,
+        resolve: async (p, _a, g) => ((await shown(p, g)).destination ? p.destination!.type : null),
+      },
+      destination_id: {
+        type: UUIDScalar,
+        resolve: async (p, _a, g) => ((await shown(p, g)).destination ? p.destination!.id : null),
+      },
+      path: {
+        type: GenericScalar,
+        resolve: async (p, _a, g) => {
+          const { nodes } = await shown(p, g);
+          return p.path.map((n, i) => (nodes[i] ? `${n.type}:${n.id}` : null));
+        },
+      },
       is_active: { type: new GraphQLNonNull(GraphQLBoolean), resolve: (p) => p.isActive },
       is_split: { type: new GraphQLNonNull(GraphQLBoolean), resolve: (p) => p.isSplit },
     },
   });
+}
+
+/** Which nodes and whether the destination of a path the user may view (set-wise through the loaders). */
+async function shown(p: CablePath, g: GraphContext): Promise<{ nodes: boolean[]; destination: boolean }> {
+  const seen = await g.loaders.visible(p.destination ? [...p.path, p.destination] : p.path);
+  return { nodes: seen.slice(0, p.path.length), destination: !!p.destination && !!seen[p.path.length] };
 }

@@ -152,6 +152,19 @@ export class Loaders {
     return this.loader(`path:${model.key}`, async (rows: readonly Row[]) => rowPaths(this.ctx, rows));
   }
 
+  /**
+   * Whether the user may view each of `refs` (objects of any model; one query per model for all the refs
+   * of a level, through `byId`); unknown models are not visible.
+   */
+  async visible(refs: readonly Ref[]): Promise<boolean[]> {
+    return Promise.all(
+      refs.map(async (r) => {
+        const model = this.ctx.reg.models.get(r.type);
+        return !!model && !!(await this.byId(model).load(r.id));
+      }),
+    );
+  }
+
   /** The dynamic groups (rows) each object belongs to. */
   dynamicGroups(model: Model): DataLoader<string, Row[]> {
     const groupModel = this.ctx.reg.get("extras.dynamicgroup");

@@ -16,6 +16,7 @@ import { NotFoundError } from "../service/errors.ts";
 import { getRow, listRows } from "../service/read.ts";
 import { m2mPairs } from "../service/rows.ts";
 import { parseJsonColumn } from "../store/values.ts";
+import { ObjectBudget } from "./budget.ts";
 import { limitRule, type QueryLimits } from "./limits.ts";
 import { Loaders } from "./loaders.ts";
 import { buildSchema, type GraphContext } from "./schema.ts";
@@ -87,10 +88,14 @@ async function run(
   } catch (e) {
     return send(400, { errors: [errorJson(e)] });
   }
-  const problems = validate(schema, doc, [...specifiedRules, limitRule(opts.limits)]);
-  if (problems.length) return send(400, { errors: problems.map(errorJson) });
   const vars = typeof variables === "string" ? parseJsonColumn(variables) : variables;
-  const context: GraphContext = { ctx, loaders: new Loaders(ctx, opts.limits.maxRows) };
+  const problems = validate(schema, doc, [...specifiedRules, limitRule(opts.limits, vars)]);
+  if (problems.length) return send(400, { errors: problems.map(errorJson) });
+  const context: GraphContext = {
+    ctx,
+    loaders: new Loaders(ctx, opts.limits.maxRows),
+    budget: new ObjectBudget(opts.limits.maxObjects),
+  };
   const result = await execute({
     schema,
     document: doc,
@@ -99,6 +104,8 @@ async function run(
     operationName: typeof operationName === "string" ? operationName : undefined,
   });
   reply.header("X-SQL-Queries", String(counter.n));
+  // Past the object cap the partial answer is dropped: the error alone, as for the limits checked before.
+  if (context.budget.exceeded) return send(400, { errors: [errorJson(context.budget.exceeded)] });
   if (result.errors?.length && result.data === undefined)
     return send(400, { errors: result.errors.map(errorJson) });
   return send(
@@ -120,15 +127,18 @@ function errorJson(e: unknown): Record<string, unknown> {
 
 /** Register the GraphQL routes. */
 export async function graphqlPlugin(app: FastifyInstance, opts: GraphqlOptions): Promise<void> {
-  app.post("/api/graphql/", async (req, reply) => {
+  // GraphQL reaches every model (notes, saved queries, …): a login even with anonymous reads, as Nautobot's
+  // view needs IsAuthenticated (issue 23). The http layer's request hook reads this route option.
+  const config = { loginRequired: true };
+  app.post("/api/graphql/", { config }, async (req, reply) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     return run(req, reply, opts, body.query, body.variables, body.operationName);
   });
-  app.get("/api/graphql/", async (req, reply) => {
+  app.get("/api/graphql/", { config }, async (req, reply) => {
     const q = req.query as Record<string, unknown>;
     return run(req, reply, opts, q.query, q.variables, q.operationName);
   });
-  app.post("/api/extras/graphql-queries/:id/run/", async (req, reply) => {
+  app.post("/api/extras/graphql-queries/:id/run/", { config }, async (req, reply) => {
     const raw = (req.params as { id: string }).id;
     const id = normalizeUuid(raw);
     if (!id) throw new NotFoundError();

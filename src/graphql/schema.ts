@@ -31,6 +31,7 @@ import { detailUrl } from "../service/represent.ts";
 import type { Row } from "../service/rows.ts";
 import { parseJsonColumn } from "../store/values.ts";
 import { argKey, filterParams, listArgs } from "./args.ts";
+import { withObjectBudget } from "./budget.ts";
 import {
   type Args,
   asGraphError,
@@ -456,5 +457,7 @@ export function buildSchema(
         args,
       ),
   };
-  return new GraphQLSchema({ query: new GraphQLObjectType({ name: "Query", fields: query }) });
+  return withObjectBudget(
+    new GraphQLSchema({ query: new GraphQLObjectType({ name: "Query", fields: query }) }),
+  );
 }
