@@ -5,6 +5,7 @@
 import { compileFilters, filterSetFor } from "../query/filters.ts";
 import type { Model } from "../registry/index.ts";
 import type { Ctx } from "./context.ts";
+import { groupFilterErrors } from "./dynamic-groups.ts";
 import type { ErrorBag } from "./errors.ts";
 import { checkConfigContextData, checkLocalContext, checkSchemaDefinition } from "./json-schema.ts";
 import type { Row } from "./rows.ts";
@@ -53,30 +54,18 @@ async function objectPermission(ctx: Ctx, _model: Model, rec: Row, errors: Error
 }
 
 /**
- * DynamicGroup: `filter` is a dictionary of the content type's REST filters, each compiled by the filter
- * compiler (Nautobot 1.6 `DynamicGroup.clean_filter`: unknown filters and bad values are 400s naming the
- * filter).
+ * DynamicGroup: `filter` is a dictionary of the content type's REST filters (Nautobot 1.6
+ * `DynamicGroup.clean_filter`, which answers the filterset's errors keyed by filter name): every key a
+ * filter of the content type, every value a string, number, boolean or null or a list of them, within the
+ * size bounds of query parameters (`filterSizeErrors`), and compiled by the same filter compiler as a list
+ * (RE2 patterns, typed values, existing related objects); the member query itself is not run. Errors are
+ * keyed by the filter's name, as Nautobot's.
  */
 async function dynamicGroup(ctx: Ctx, _model: Model, rec: Row, errors: ErrorBag): Promise<void> {
   const m = ctx.reg.models.get(String(rec.content_type ?? ""));
-  const filter = rec.filter;
-  if (!m || !filter || typeof filter !== "object" || Array.isArray(filter)) return;
-  const { errors: bad } = await compileFilters(
-    { db: ctx.db, dialect: ctx.store.dialect, reg: ctx.reg, model: m },
-    filterParams(filter as Record<string, unknown>),
-    new Set(),
-  );
-  for (const [p, msgs] of Object.entries(bad)) for (const msg of msgs) errors.add(p, msg);
-}
-
-/** A dynamic group's `filter` object as query parameters (each value a list of strings). */
-export function filterParams(filter: Record<string, unknown>): Map<string, string[]> {
-  const params = new Map<string, string[]>();
-  for (const [k, v] of Object.entries(filter)) {
-    const values = (Array.isArray(v) ? v : [v]).map((x) => (x === null ? "null" : String(x)));
-    params.set(k, values);
-  }
-  return params;
+  if (!m || rec.filter === undefined || rec.filter === null) return;
+  for (const [p, msgs] of Object.entries(await groupFilterErrors(ctx, m, rec.filter)))
+    for (const msg of msgs) errors.add(p, msg);
 }
 
 /**
