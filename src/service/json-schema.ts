@@ -6,11 +6,34 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import type { Model } from "../registry/index.ts";
+import { compileBounded, RegexDeadlineError, searchBounded } from "../store/regex.ts";
 import type { Ctx } from "./context.ts";
 import type { ErrorBag } from "./errors.ts";
 import type { Row } from "./rows.ts";
 
-const ajv = new Ajv({ allErrors: false, strict: false, validateSchema: true });
+/** Milliseconds one validation may spend matching JSON Schema `pattern`s (issue 23). */
+export const VALIDATION_BUDGET_MS = 2_000;
+let validationDeadline = Number.POSITIVE_INFINITY;
+
+/**
+ * JSON Schema `pattern` and `patternProperties` as RE2 (re2js: linear time, no backreferences or
+ * lookaround; issue 23) instead of Ajv's backtracking `new RegExp`, with the size bounds of the regex
+ * filters (store/regex.ts): a pattern too large or not RE2 syntax makes the schema invalid. Searches run
+ * under the deadline of the validation in progress. Deliberate deviation: Nautobot (Python `re`) also
+ * accepts backreferences and lookaround in schemas.
+ */
+const re2Engine = Object.assign(
+  (pattern: string) => {
+    compileBounded(pattern, 0);
+    return {
+      test: (s: string) => searchBounded(pattern, 0, s, validationDeadline),
+      toString: () => `re2:${pattern}`,
+    };
+  },
+  { code: "re2" },
+);
+
+const ajv = new Ajv({ allErrors: false, strict: false, validateSchema: true, code: { regExp: re2Engine } });
 const compiled = new Map<string, ValidateFunction>();
 
 /** Python `repr` of a JSON value, as `jsonschema` messages show it (`'x'`, `1`, `True`, `None`). */
@@ -80,7 +103,18 @@ function validateAgainst(schema: Row, data: unknown): string[] {
     if (compiled.size > 500) compiled.clear();
     compiled.set(key, fn);
   }
-  if (fn(data)) return [];
+  validationDeadline = Date.now() + VALIDATION_BUDGET_MS;
+  try {
+    if (fn(data)) return [];
+  } catch (e) {
+    if (!(e instanceof RegexDeadlineError)) throw e;
+    return [
+      `Validation using the JSON Schema ${schema.name} failed.`,
+      `Matching the schema's patterns took longer than ${VALIDATION_BUDGET_MS / 1000} s.`,
+    ];
+  } finally {
+    validationDeadline = Number.POSITIVE_INFINITY;
+  }
   const e = fn.errors?.[0];
   return [`Validation using the JSON Schema ${schema.name} failed.`, ...(e ? [message(e, data)] : [])];
 }

@@ -14,7 +14,7 @@ import {
   type SqliteStatement,
 } from "kysely";
 import { DatabaseUnavailableError, StatementTimeoutError } from "./errors.ts";
-import { regexTest } from "./regex.ts";
+import { RegexDeadlineError, regexTest } from "./regex.ts";
 
 const CACHE_SIZE = 500;
 
@@ -104,7 +104,13 @@ export class NodeSqliteDatabase implements SqliteDatabase {
       let p = String(pattern);
       const ci = p.startsWith("(?i)");
       if (ci) p = p.slice(4);
-      return regexTest(p, String(value), ci) ? 1 : 0;
+      // A long search runs off-thread under the statement's deadline (issue 23).
+      try {
+        return regexTest(p, String(value), ci, deadline) ? 1 : 0;
+      } catch (e) {
+        if (e instanceof RegexDeadlineError) throw new Error(DEADLINE_MARK);
+        throw e;
+      }
     });
   }
 
