@@ -5,7 +5,12 @@
  * one for the associations, one per related content type for the peers.
  */
 import type { Model } from "../registry/index.ts";
-import { renderBounded, renderBudgetFromEnv } from "../template/bounded.ts";
+import {
+  type RequestBudget,
+  renderBudgetFromEnv,
+  renderMany,
+  requestBudgetFromEnv,
+} from "../template/bounded.ts";
 import { type Ctx, definitionsMemo } from "./context.ts";
 import { nestedFor } from "./represent.ts";
 import { chunks, type Row } from "./rows.ts";
@@ -136,10 +141,16 @@ export async function relationshipsFor(ctx: Ctx, model: Model, ids: string[]): P
   return out;
 }
 
+/** The computed-field budget of each request, from its first computed field on (issue 23). */
+const requestBudgets = new WeakMap<Ctx, RequestBudget>();
+
 /**
  * Fill `computed_fields` of rendered objects: each computed field of the content type, by slug, rendered
- * from its template with `obj` = the object's representation, in the bounded renderer; a failing render
- * gives the field's `fallback_value` (Nautobot 1.6 `ComputedField.render`).
+ * from its template with `obj` = the object's representation, in the bounded renderer's reader lane
+ * (template/bounded.ts `renderMany`). A failing render gives the field's `fallback_value` (Nautobot 1.6
+ * `ComputedField.render` catches every exception), and so does every render the request's budget
+ * (`INVENTORY_COMPUTED_TIMEOUT`, `INVENTORY_COMPUTED_MAX_BYTES`, shared by all calls with the same ctx) did
+ * not leave time or room for.
  */
 export async function computedFieldsFor(ctx: Ctx, model: Model, objs: Obj[]): Promise<void> {
   const key = `computedfields:${model.key}`;
@@ -155,18 +166,24 @@ export async function computedFieldsFor(ctx: Ctx, model: Model, objs: Obj[]): Pr
       .execute();
     memo.set(key, defs);
   }
-  if (!defs.length) return;
-  const budget = renderBudgetFromEnv();
-  for (const obj of objs) {
-    const values: Obj = {};
-    const context = { obj: { ...obj, computed_fields: undefined } };
-    for (const d of defs) {
-      try {
-        values[d.slug] = await renderBounded(String(d.template), context, budget);
-      } catch {
-        values[d.slug] = d.fallback_value ?? "";
-      }
-    }
-    obj.computed_fields = values;
+  if (!defs.length || !objs.length) return;
+  let request = requestBudgets.get(ctx);
+  if (!request) {
+    request = requestBudgetFromEnv();
+    requestBudgets.set(ctx, request);
   }
+  const contexts = objs.map((obj) => ({ obj: { ...obj, computed_fields: undefined } }));
+  const rendered = await renderMany(
+    defs.map((d) => String(d.template)),
+    contexts,
+    renderBudgetFromEnv(),
+    request,
+  );
+  objs.forEach((obj, i) => {
+    const values: Obj = {};
+    defs.forEach((d, t) => {
+      values[d.slug] = rendered[i * defs.length + t] ?? d.fallback_value ?? "";
+    });
+    obj.computed_fields = values;
+  });
 }

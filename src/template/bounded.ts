@@ -6,8 +6,14 @@
  * refused, and `range()` is limited. Worker threads were tried first: V8 aborts the whole process when a
  * thread's single allocation crosses its heap limit, so threads cannot contain a memory bomb.
  * Every failure is a `TemplateError` with a readable message (recorded as a failed delivery attempt).
+ *
+ * Two lanes of renderers (issue 23): webhook renders (`renderBounded`) and computed fields of read
+ * responses (`renderMany`) never wait for each other's processes, so readers cannot starve webhook
+ * delivery. `renderMany` sends a page's objects in batches (many renders per message) and stops at the
+ * request's deadline and output budget; what it did not render is left for the caller's fallback.
  */
 import { type ChildProcess, fork } from "node:child_process";
+import { setPriority } from "node:os";
 import { fileURLToPath } from "node:url";
 import { TemplateError } from "./jinja.ts";
 
@@ -32,75 +38,126 @@ export function renderBudgetFromEnv(env: NodeJS.ProcessEnv = process.env): Rende
 }
 
 const CHILD = fileURLToPath(new URL("./render-child.ts", import.meta.url));
-/** Renderer processes kept at most (each serves one render at a time). */
-const MAX_CHILDREN = 2;
 
-interface Pending {
-  resolve(out: string): void;
-  reject(e: Error): void;
+/** Which pool a render uses: webhook deliveries, or computed fields of API and UI responses. */
+type LaneName = "webhook" | "reader";
+/** A reply of the renderer (render-child.ts): one render's output or error, or the end of a batch. */
+interface Reply {
+  id: number;
+  i?: number;
+  out?: string;
+  error?: string;
+  done?: boolean;
+  next?: number;
+  /** The batch ended early because the request's deadline or output budget ran out. */
+  stopped?: boolean;
+}
+/** The task a renderer is busy with: it gets the replies with its id, and the process's exit. */
+interface Task {
+  id: number;
+  onMessage(m: Reply): void;
+  onExit(): void;
 }
 interface Renderer {
   proc: ChildProcess;
   heapMb: number;
-  busy: (Pending & { id: number; timer: NodeJS.Timeout }) | undefined;
+  lane: Lane;
+  task: Task | undefined;
+}
+interface Lane {
+  /** Renderer processes kept at most (each serves one task at a time). */
+  max: number;
+  /** Niceness of its processes: readers' renders yield the CPU to the server and to webhook renders. */
+  nice: number;
+  idle: Renderer[];
+  live: number;
+  waiting: Array<() => void>;
 }
 
-const idle: Renderer[] = [];
-let live = 0;
+const LANES: Record<LaneName, Lane> = {
+  webhook: { max: 2, nice: 0, idle: [], live: 0, waiting: [] },
+  reader: { max: 2, nice: 10, idle: [], live: 0, waiting: [] },
+};
 let nextId = 1;
-const waiting: Array<() => void> = [];
 
-function spawnRenderer(heapMb: number): Renderer {
+function spawnRenderer(lane: Lane, heapMb: number): Renderer {
   const proc = fork(CHILD, [], {
     execArgv: [`--max-old-space-size=${heapMb}`, "--disable-warning=ExperimentalWarning"],
     stdio: ["ignore", "ignore", "ignore", "ipc"],
     serialization: "advanced",
   });
-  live++;
-  const r: Renderer = { proc, heapMb, busy: undefined };
-  proc.on("message", (m: { id: number; out?: string; error?: string }) => {
-    const task = r.busy;
-    if (!task || task.id !== m.id) return;
-    clearTimeout(task.timer);
-    r.busy = undefined;
-    release(r);
-    if (m.error !== undefined) task.reject(new TemplateError(m.error));
-    else task.resolve(m.out ?? "");
+  lane.live++;
+  try {
+    if (lane.nice && proc.pid) setPriority(proc.pid, lane.nice);
+  } catch {
+    // Best effort: a platform without priorities renders at the normal one.
+  }
+  const r: Renderer = { proc, heapMb, lane, task: undefined };
+  proc.on("message", (m: Reply) => {
+    if (r.task?.id === m.id) r.task.onMessage(m);
   });
   proc.on("exit", () => {
-    live--;
-    const at = idle.indexOf(r);
-    if (at >= 0) idle.splice(at, 1);
-    const task = r.busy;
-    r.busy = undefined;
-    if (task) {
-      clearTimeout(task.timer);
-      task.reject(new TemplateError(`template rendering exceeded its memory budget of ${r.heapMb} MB`));
-    }
-    waiting.shift()?.();
+    lane.live--;
+    const at = lane.idle.indexOf(r);
+    if (at >= 0) lane.idle.splice(at, 1);
+    const task = r.task;
+    r.task = undefined;
+    task?.onExit();
+    lane.waiting.shift()?.();
   });
   proc.unref();
   (proc.channel as { unref?: () => void } | undefined)?.unref?.();
   return r;
 }
 
+/** The task of `r` is over: back to its lane's idle list. */
 function release(r: Renderer): void {
-  idle.push(r);
-  waiting.shift()?.();
+  r.task = undefined;
+  r.lane.idle.push(r);
+  r.lane.waiting.shift()?.();
 }
 
-async function acquire(heapMb: number): Promise<Renderer> {
+/** The task of `r` overran: kill the process (its exit wakes the next waiter); the task is not told. */
+function kill(r: Renderer): void {
+  r.task = undefined;
+  r.proc.kill("SIGKILL");
+}
+
+/** A renderer of `lane`, waiting for one while all are busy; undefined when `until` (epoch ms) passes first. */
+async function acquire(
+  name: LaneName,
+  heapMb: number,
+  until = Number.POSITIVE_INFINITY,
+): Promise<Renderer | undefined> {
+  const lane = LANES[name];
   for (;;) {
-    const r = idle.pop();
+    const r = lane.idle.pop();
     if (r && r.heapMb === heapMb && r.proc.connected) return r;
     if (r) r.proc.kill("SIGKILL");
-    else if (live < MAX_CHILDREN) return spawnRenderer(heapMb);
-    else await new Promise<void>((resolve) => waiting.push(resolve));
+    else if (lane.live < lane.max) return spawnRenderer(lane, heapMb);
+    else {
+      const left = until - Date.now();
+      if (left <= 0) return undefined;
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = Number.isFinite(left)
+          ? setTimeout(() => {
+              const at = lane.waiting.indexOf(wake);
+              if (at >= 0) lane.waiting.splice(at, 1);
+              resolve();
+            }, left)
+          : undefined;
+        lane.waiting.push(wake);
+      });
+    }
   }
 }
 
 /**
- * Render `source` over `context` (plain JSON values) within `budget`.
+ * Render `source` over `context` (plain JSON values) within `budget`, in the webhook lane.
  * @throws TemplateError on a syntax or render error, a render past its deadline, an output over the byte
  *   budget, a `range()` over 100,000 items, or a renderer that ran out of heap.
  */
@@ -109,21 +166,148 @@ export async function renderBounded(
   context: Record<string, unknown>,
   budget: RenderBudget,
 ): Promise<string> {
-  const r = await acquire(budget.heapMb);
+  const r = (await acquire("webhook", budget.heapMb)) as Renderer;
   const id = nextId++;
   return new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
-      if (r.busy?.id !== id) return;
-      r.busy = undefined;
-      r.proc.kill("SIGKILL");
+      kill(r);
       reject(new TemplateError(`template rendering exceeded ${budget.timeoutMs / 1000} s and was stopped`));
     }, budget.timeoutMs);
-    r.busy = { id, resolve, reject, timer };
+    r.task = {
+      id,
+      onMessage(m) {
+        clearTimeout(timer);
+        release(r);
+        if (m.error !== undefined) reject(new TemplateError(m.error));
+        else resolve(m.out ?? "");
+      },
+      onExit() {
+        clearTimeout(timer);
+        reject(new TemplateError(`template rendering exceeded its memory budget of ${r.heapMb} MB`));
+      },
+    };
     r.proc.send({ id, source, context, maxBytes: budget.maxBytes });
   });
 }
 
-/** Stop the renderer processes (worker shutdown). */
+/** Limits of all the renders of one request (`renderMany`). */
+export interface RequestBudget {
+  /** Epoch milliseconds after which nothing more is rendered. */
+  deadline: number;
+  /** Output bytes (UTF-8) the renders may produce in total. */
+  maxBytes: number;
+}
+
+/**
+ * The budget of the computed fields of one request starting `now`: `INVENTORY_COMPUTED_TIMEOUT` seconds
+ * (default 2) and `INVENTORY_COMPUTED_MAX_BYTES` output bytes (default 4 MiB) in total (issue 23).
+ */
+export function requestBudgetFromEnv(env: NodeJS.ProcessEnv = process.env, now = Date.now()): RequestBudget {
+  const num = (v: string | undefined, d: number) => (v && Number(v) > 0 ? Number(v) : d);
+  return {
+    deadline: now + num(env.INVENTORY_COMPUTED_TIMEOUT, 2) * 1000,
+    maxBytes: num(env.INVENTORY_COMPUTED_MAX_BYTES, 4 * 1024 * 1024),
+  };
+}
+
+/** Objects sent to a renderer per message. */
+const BATCH = 100;
+
+/**
+ * Render each of `templates` over each of `contexts` in the reader lane, batch by batch, within `budget`
+ * per render and `request` for all of them.
+ * @returns one entry per (context, template), context-major (`[c * templates.length + t]`): the output, or
+ *   undefined when that render failed (syntax or render error, over its own deadline or output budget, out
+ *   of heap) or was not done because the request's deadline or output budget ran out first. Never throws.
+ */
+export async function renderMany(
+  templates: readonly string[],
+  contexts: ReadonlyArray<Record<string, unknown>>,
+  budget: RenderBudget,
+  request: RequestBudget,
+): Promise<Array<string | undefined>> {
+  const per = templates.length;
+  const out = new Array<string | undefined>(contexts.length * per).fill(undefined);
+  const spent = { bytes: 0 };
+  for (let start = 0; start < contexts.length; start += BATCH) {
+    const slice = contexts.slice(start, start + BATCH);
+    let from = 0;
+    while (from < slice.length * per) {
+      if (Date.now() >= request.deadline || spent.bytes >= request.maxBytes) return out;
+      const r = await acquire("reader", budget.heapMb, request.deadline);
+      if (!r) return out;
+      const ran = await runBatch(r, templates, slice, from, budget, request, spent.bytes, (i, text) => {
+        out[start * per + i] = text;
+        spent.bytes += Buffer.byteLength(text, "utf8");
+      });
+      if (ran.stopped) return out;
+      from = ran.next;
+    }
+  }
+  return out;
+}
+
+/**
+ * One message's worth of renders on `r`, from item `from` on. Resolves with the item to go on from (the
+ * end when the batch finished, else past the render that overran and was killed), or `stopped` when the
+ * renderer stopped for the request's deadline or output budget.
+ */
+function runBatch(
+  r: Renderer,
+  templates: readonly string[],
+  contexts: ReadonlyArray<Record<string, unknown>>,
+  from: number,
+  budget: RenderBudget,
+  request: RequestBudget,
+  spentBytes: number,
+  record: (i: number, text: string) => void,
+): Promise<{ next: number; stopped?: boolean }> {
+  const id = nextId++;
+  const total = contexts.length * templates.length;
+  let current = from;
+  return new Promise<{ next: number; stopped?: boolean }>((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(timer);
+      const ms = Math.max(0, Math.min(budget.timeoutMs, request.deadline - Date.now()));
+      timer = setTimeout(() => {
+        kill(r);
+        resolve({ next: current + 1 });
+      }, ms);
+    };
+    r.task = {
+      id,
+      onMessage(m) {
+        if (m.done) {
+          clearTimeout(timer);
+          release(r);
+          resolve({ next: m.next ?? total, stopped: m.stopped === true });
+          return;
+        }
+        if (m.i === undefined) return;
+        if (m.out !== undefined) record(m.i, m.out);
+        current = m.i + 1;
+        arm();
+      },
+      onExit() {
+        clearTimeout(timer);
+        resolve({ next: current + 1 });
+      },
+    };
+    arm();
+    r.proc.send({
+      id,
+      templates,
+      contexts,
+      from,
+      maxBytes: budget.maxBytes,
+      deadline: request.deadline,
+      budgetBytes: request.maxBytes - spentBytes,
+    });
+  });
+}
+
+/** Stop the idle renderer processes of both lanes (worker shutdown). */
 export async function closeRenderers(): Promise<void> {
-  for (const r of idle.splice(0)) r.proc.kill("SIGKILL");
+  for (const lane of Object.values(LANES)) for (const r of lane.idle.splice(0)) r.proc.kill("SIGKILL");
 }

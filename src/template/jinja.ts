@@ -7,6 +7,10 @@
  * `''.constructor`, `__proto__`, `__class__` and the like are undefined, and there is no file, process or
  * network access. Unlike Nautobot 1.6 (django-jinja, autoescape on, nautobot-webhooks.md §4) output is not
  * HTML-escaped: `{{ data.name }}` renders the name as is, and `| tojson` gives JSON.
+ *
+ * Undefined values follow Jinja2's default `Undefined` (Nautobot 1.6 renders with django-jinja, which uses it
+ * when DEBUG is off): a missing name or attribute renders as "", but an attribute or item of an undefined
+ * value (`{{ obj.nosuch.deeper }}`) is an error, so a computed field gives its fallback value (issue 24).
  */
 import { Environment, Interpreter, Template } from "@huggingface/jinja";
 
@@ -39,6 +43,49 @@ const GLOBALS: Record<string, unknown> = {
     throw new Error(String(message));
   },
 };
+
+/** An AST node of @huggingface/jinja (its runtime types do not resolve under NodeNext, so typed here). */
+type Statement = { type?: string } | undefined;
+/** A runtime value of @huggingface/jinja (`UndefinedValue`, `StringValue`, …). */
+type Value = { type: string; value: unknown };
+/** The part of @huggingface/jinja's `Interpreter` used here. */
+interface InterpreterApi {
+  run(program: unknown): Value;
+  evaluate(statement: Statement, environment: Environment): Value;
+}
+const BaseInterpreter = Interpreter as unknown as new (environment: Environment) => InterpreterApi;
+
+/** An already-evaluated expression (lets `StrictInterpreter` pass a member's object on without evaluating it twice). */
+interface Evaluated {
+  type: "Evaluated";
+  value: Value;
+}
+
+/** The source-ish name of an expression, for error messages: `obj.name.nosuch`. */
+function nameOf(e: Statement): string {
+  const x = e as unknown as { type?: string; value?: unknown; object?: Statement; property?: Statement };
+  if (x.type === "Identifier") return String(x.value);
+  if (x.type === "MemberExpression" && x.object && x.property)
+    return `${nameOf(x.object)}.${nameOf(x.property)}`;
+  return x.type === "StringLiteral" || x.type === "IntegerLiteral" ? String(x.value) : "value";
+}
+
+/**
+ * The interpreter with Jinja2's `Undefined` rule for members: looking up an attribute or item of an
+ * undefined value throws (`jinja2.Undefined.__getattr__` raises `UndefinedError`) instead of giving
+ * another undefined value.
+ */
+class StrictInterpreter extends BaseInterpreter {
+  override evaluate(statement: Statement, environment: Environment): Value {
+    const node = statement as unknown as { type?: string; object?: Statement; value?: Value };
+    if (node?.type === "Evaluated") return (statement as unknown as Evaluated).value;
+    if (node?.type !== "MemberExpression" || !node.object) return super.evaluate(statement, environment);
+    const object = this.evaluate(node.object, environment);
+    if (object.type === "UndefinedValue") throw new Error(`'${nameOf(node.object)}' is undefined`);
+    const evaluated: Evaluated = { type: "Evaluated", value: object };
+    return super.evaluate({ ...node, object: evaluated } as unknown as Statement, environment);
+  }
+}
 
 /** Raised when a template does not parse or fails while rendering. */
 export class TemplateError extends Error {
@@ -80,7 +127,7 @@ export function renderTemplate(source: string, context: Record<string, unknown>)
     // Template.render's globals, with `range` limited (a template cannot allocate a 10^8-item list).
     const env = new Environment();
     for (const [k, v] of Object.entries({ ...GLOBALS, ...context })) env.set(k, v);
-    return String(new Interpreter(env).run(t.parsed).value);
+    return String(new StrictInterpreter(env).run(t.parsed).value);
   } catch (e) {
     throw new TemplateError(`template rendering failed: ${(e as Error).message}`);
   }
