@@ -28,6 +28,12 @@ export interface Config {
   webhookMaxAttempts: number;
   /** Webhook targets non-superusers may use (issue 12; net/targets.ts). */
   webhookTargets: TargetPolicy;
+  /**
+   * Stored webhook request headers shown as `********` to users who may not change the webhook, beyond
+   * `Authorization`, `Proxy-Authorization` and `Cookie` (INVENTORY_WEBHOOK_REDACT_HEADERS, comma-separated
+   * names; issue 23).
+   */
+  webhookRedactHeaders: string[];
   /** Failed Basic-auth logins allowed per IP and per username in a window (issue 12; http/login-limit.ts). */
   loginLimits: LoginLimits;
   /** Items one bulk request (POST/PUT/PATCH/DELETE of a list) may carry (issue 12; default 1000). */
@@ -60,6 +66,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTargets: targetPolicyFromEnv(env),
     loginLimits: loginLimitsFromEnv(env),
     maxBulk: Math.max(1, int(env.INVENTORY_MAX_BULK, 1000)),
+    webhookRedactHeaders: (env.INVENTORY_WEBHOOK_REDACT_HEADERS ?? "")
+      .split(",")
+      .map((h) => h.trim())
+      .filter(Boolean),
     bodyLimit: Math.max(1024, int(env.INVENTORY_BODY_LIMIT, 16 * 1024 * 1024)),
     requestTimeoutMs: Math.max(1, int(env.INVENTORY_REQUEST_TIMEOUT, 60)) * 1000,
   };

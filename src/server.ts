@@ -18,6 +18,7 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
     webhookTargets: deps.config.webhookTargets,
     changelog: true,
     webhookMaxAttempts: deps.config.webhookMaxAttempts,
+    webhookRedactHeaders: deps.config.webhookRedactHeaders,
   };
   const webhookSettings = workerSettingsFromEnv(process.env, VERSION);
   const kit = makeKit(deps.store, deps.reg, deps.config, settings);

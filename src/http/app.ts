@@ -109,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Bodies: JSON only (415 otherwise), DRF's parse error text, `application/json;` tolerated.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "string" }, (req, body, done) => {
+    webhookRedactHeaders: config.webhookRedactHeaders,
     const type = String(req.headers["content-type"] ?? "")
       .split(";")[0]!
       .trim()

@@ -8,7 +8,7 @@ import type { Config } from "../config.ts";
 import type { Model, Registry } from "../registry/index.ts";
 import { type Ctx, makeCtx, type ServiceSettings } from "../service/context.ts";
 import { AppError, NotFoundError, PermissionDenied } from "../service/errors.ts";
-import { redactResponses } from "../service/outbox.ts";
+import { redactDeliveries } from "../service/outbox.ts";
 import { type Action, mayDo } from "../service/permissions.ts";
 import { getRow, type ListParams, plainLookup } from "../service/read.ts";
 import { represent } from "../service/represent.ts";
@@ -138,7 +138,7 @@ export function makeKit(store: Store, reg: Registry, config: Config, settings: S
     if (req.auth.actor && !mayDo(req.grants, model, action)) throw new PermissionDenied();
   };
   const visible = (ctx: Ctx, model: Model, objs: Array<Record<string, unknown>>) =>
-    model.key === "extras.webhookdelivery" ? redactResponses(ctx, objs) : Promise.resolve(objs);
+    model.key === "extras.webhookdelivery" ? redactDeliveries(ctx, objs) : Promise.resolve(objs);
   const ctxFor = (req: FastifyRequest) =>
     makeCtx({
       store,

@@ -393,6 +393,12 @@ export const f = {
     choices,
     ...o,
   }),
+  /**
+   * A foreign key (field name) whose target must be visible too: a row is seen only by users who may view
+   * the object it points at, whatever their permissions on this model (issue 23: a webhook delivery is seen
+   * only with its webhook). Applied by `service/permissions.ts` `restriction` to every action.
+   */
+  viewThrough?: string;
   fk: (to: string, onDelete: OnDelete, o: Omit<FkField, "kind" | "to" | "onDelete"> = {}): FkField => ({
     kind: "fk",
     to,

@@ -27,6 +27,11 @@ export interface ServiceSettings {
   webhookMaxAttempts?: number;
   /** Which webhook targets non-superusers may save (net/targets.ts); default: public addresses only. */
   webhookTargets?: TargetPolicy;
+  /**
+   * Request headers (names, any case) hidden in the delivery log from users who may not change the webhook,
+   * beyond `Authorization`, `Proxy-Authorization` and `Cookie` (INVENTORY_WEBHOOK_REDACT_HEADERS; issue 23).
+   */
+  webhookRedactHeaders?: readonly string[];
 }
 
 /** Everything a service call needs. `db` is the transaction when inside one. */

@@ -193,12 +193,22 @@ async function notify(ctx: Ctx): Promise<void> {
 /** Memo key counting deliveries queued in the current transaction (read by `inTransaction`). */
 export const QUEUED_KEY = "deliveriesQueued";
 
+/** Request headers that carry receiver credentials, redacted in the delivery log (issue 23; lower case). */
+export const CREDENTIAL_HEADERS: readonly string[] = ["authorization", "proxy-authorization", "cookie"];
+
+/** What a redacted header value reads. */
+export const REDACTED = "********";
+
 /**
- * Blank the receivers' answers (`attempt_log[].response`) in delivery representations for a user who may not
- * change the delivery's webhook (issue 12, "SSRF with read-back"): only who may change a webhook reads what
- * its receiver answered. Superusers and system contexts see everything. One query for the whole page.
+ * Hide what only who may change a webhook may read, in delivery representations (issues 12 and 23):
+ * the receivers' answers (`attempt_log[].response` blanked, "SSRF with read-back") and the stored request
+ * headers that carry credentials (`request.headers` values replaced by `REDACTED`): `Authorization`,
+ * `Proxy-Authorization`, `Cookie`, the configured `settings.webhookRedactHeaders`
+ * (INVENTORY_WEBHOOK_REDACT_HEADERS), and any header whose value holds the webhook's secret. Names compare
+ * case-insensitively. Superusers, system contexts and users who may change the webhook see everything.
+ * `webhook` is the webhook's id or its nested representation. One query for the whole page.
  */
-export async function redactResponses(
+export async function redactDeliveries(
   ctx: Ctx,
   objs: Array<Record<string, unknown>>,
 ): Promise<Array<Record<string, unknown>>> {
@@ -207,20 +217,53 @@ export async function redactResponses(
     String((o.webhook as { id?: string } | null | undefined)?.id ?? o.webhook ?? "");
   const ids = [...new Set(objs.map(hookId).filter(Boolean))];
   const cond = await restriction(ctx, ctx.reg.get("extras.webhook"), "change");
-  let q = ctx.db
+  const rows = await ctx.db
     .selectFrom("extras_webhook as t")
-    .select("t.id")
-    .where("t.id", "in", ids.length ? ids : [""]);
-  if (cond) q = q.where(cond);
-  const allowed = new Set((await q.execute()).map((r) => String(r.id)));
+    .select([
+      "t.id",
+      "t.secret",
+      (cond ? sql<number>`case when ${cond} then 1 else 0 end` : sql<number>`1`).as("may"),
+    ])
+    .where("t.id", "in", ids.length ? ids : [""])
+    .execute();
+  const allowed = new Set(rows.filter((r) => truthy(r.may)).map((r) => String(r.id)));
+  const secrets = new Map(rows.map((r) => [String(r.id), String(r.secret ?? "")]));
+  const names = new Set(
+    [...CREDENTIAL_HEADERS, ...(ctx.settings.webhookRedactHeaders ?? [])].map((n) => n.toLowerCase()),
+  );
   return objs.map((o) => {
-    if (allowed.has(hookId(o)) || !Array.isArray(o.attempt_log)) return o;
-    return {
-      ...o,
-      attempt_log: (o.attempt_log as Array<Record<string, unknown>>).map((a) => ({ ...a, response: "" })),
-    };
+    if (allowed.has(hookId(o))) return o;
+    const out = { ...o };
+    if (Array.isArray(o.attempt_log))
+      out.attempt_log = (o.attempt_log as Array<Record<string, unknown>>).map((a) => ({
+        ...a,
+        response: "",
+      }));
+    const request = (typeof o.request === "string" ? parseJson(o.request) : o.request) as
+      | { headers?: Record<string, unknown> }
+      | null
+      | undefined;
+    if (request && typeof request === "object" && request.headers && typeof request.headers === "object") {
+      const secret = secrets.get(hookId(o)) ?? "";
+      const headers = Object.fromEntries(
+        Object.entries(request.headers).map(([k, v]) =>
+          names.has(k.toLowerCase()) || (secret && String(v).includes(secret)) ? [k, REDACTED] : [k, v],
+        ),
+      );
+      out.request = { ...request, headers };
+    }
+    return out;
   });
 }
+
+const truthy = (v: unknown) => Number(v) === 1;
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+};
 
 /** How often a webhook worker records that it is alive (`inventory_meta` row `worker:<id>`). */
 export const HEARTBEAT_MS = 10_000;

@@ -107,13 +107,36 @@ export function mayDo(grants: Grants | undefined, model: Model, action: Action):
 /**
  * The row restriction of `action` on `model` for table alias `t`: undefined = unrestricted; a condition
  * otherwise (`1 = 0` when the user holds no such permission). A constraint that does not compile (unknown
- * filter, bad value) matches nothing.
+ * filter, bad value) matches nothing. A model with `viewThrough` is further restricted to rows whose target
+ * the user may view (one `IN (subquery)`).
  */
 export async function restriction(ctx: Ctx, model: Model, action: Action): Promise<Cond | undefined> {
   const grants = ctx.grants;
   if (!grants) return undefined;
+  const own = await ownRestriction(ctx, model, action);
+  const through = model.viewThrough ? model.fields[model.viewThrough] : undefined;
+  if (through?.kind !== "fk" || (own && isNothing(own))) return own;
+  // `viewThrough`: only rows whose target the user may view (a delivery with its webhook; issue 23). The
+  // subquery's alias `t` shadows the outer one, so the target's own restriction compiles unchanged.
+  const target = ctx.reg.get(through.to);
+  const seen = await restriction(ctx, target, "view");
+  if (!seen) return own;
+  const visible = sql<boolean>`${sql.ref(`t.${model.viewThrough}_id`)} in (${ctx.db
+    .selectFrom(`${target.table} as t`)
+    .select("t.id")
+    .where(seen)})`;
+  return own ? sql<boolean>`(${own}) and (${visible})` : visible;
+}
+
+const NOTHING = sql<boolean>`1 = 0`;
+const isNothing = (c: Cond) => c === NOTHING;
+
+/** The restriction of the user's own `action` rules on `model` (without `viewThrough`). */
+async function ownRestriction(ctx: Ctx, model: Model, action: Action): Promise<Cond | undefined> {
+  const grants = ctx.grants;
+  if (!grants) return undefined;
   const rule = grants.rules.get(`${model.key}:${action}`);
-  if (rule === undefined) return sql<boolean>`1 = 0`;
+  if (rule === undefined) return NOTHING;
   if (rule === "all") return undefined;
   const conds: Cond[] = [];
   for (const set of rule) {

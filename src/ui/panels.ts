@@ -7,7 +7,7 @@
 import { prefixUtilization } from "../service/allocation.ts";
 import type { Ctx } from "../service/context.ts";
 import { elevationSvg, rackUnits } from "../service/elevation.ts";
-import { redactResponses } from "../service/outbox.ts";
+import { redactDeliveries } from "../service/outbox.ts";
 import type { Row } from "../service/rows.ts";
 import { esc } from "./format.ts";
 import { uiUrl } from "./views.ts";
@@ -76,11 +76,14 @@ export const PANELS: Record<string, (ctx: Ctx, row: Row) => Promise<Panel[]>> = 
   /**
    * A webhook delivery: every attempt (number, start, status, duration, error, the receiver's answer) and the
    * last request as sent, its headers with the signature redacted (issue 10, "Deliveries"). The receiver's
-   * answer is blanked for a user who may not change the webhook, as the API does (`redactResponses`).
+   * answer and the request's credential headers are hidden from a user who may not change the webhook, as
+   * the API does (`redactDeliveries`).
    */
   "extras.webhookdelivery": async (ctx, row) => {
     const log = (json(row.attempt_log) ?? []) as unknown as Array<Record<string, unknown>>;
-    const [shown] = await redactResponses(ctx, [{ webhook: row.webhook_id, attempt_log: log }]);
+    const [shown] = await redactDeliveries(ctx, [
+      { webhook: row.webhook_id, attempt_log: log, request: json(row.request) },
+    ]);
     const attempts = ((shown?.attempt_log ?? []) as Array<Record<string, unknown>>).map(
       (a) =>
         `<tr><td class="num">${esc(String(a.number ?? ""))}</td><td>${esc(
@@ -89,7 +92,7 @@ export const PANELS: Record<string, (ctx: Ctx, row: Row) => Promise<Panel[]>> = 
             .slice(0, 23),
         )}</td><td class="num">${esc(String(a.status_code ?? "—"))}</td><td class="num">${esc(String(a.duration_ms ?? ""))}</td><td>${esc(String(a.error ?? ""))}</td><td><code>${esc(String(a.response ?? "").slice(0, 500))}</code></td></tr>`,
     );
-    const request = json(row.request) as {
+    const request = (shown?.request ?? null) as {
       method?: string;
       url?: string;
       headers?: Record<string, unknown>;

@@ -29,6 +29,22 @@ export interface SendOutcome {
   durationMs: number;
   /** First bytes of the response body (for the delivery record). */
   responseExcerpt: string;
+  /**
+   * The response's headers, name → value (repeated ones joined with ", "): at most RESPONSE_HEADERS_KEPT,
+   * each value cut to RESPONSE_EXCERPT_BYTES characters. Empty when there was no response.
+   */
+  responseHeaders: Record<string, string>;
+}
+
+/** Response headers kept for "Send test". */
+export const RESPONSE_HEADERS_KEPT = 50;
+
+/** undici's response headers, bounded (see `SendOutcome.responseHeaders`). */
+function keptHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers).slice(0, RESPONSE_HEADERS_KEPT))
+    if (v !== undefined) out[k] = [v].flat().join(", ").slice(0, RESPONSE_EXCERPT_BYTES);
+  return out;
 }
 
 const agents = new Map<string, Agent>();
@@ -107,6 +123,7 @@ export async function send(req: OutgoingRequest, timeoutMs: number): Promise<Sen
       error: null,
       durationMs: Math.round(performance.now() - started),
       responseExcerpt: excerpt,
+      responseHeaders: keptHeaders(res.headers),
     };
   } catch (e) {
     return {
@@ -114,6 +131,7 @@ export async function send(req: OutgoingRequest, timeoutMs: number): Promise<Sen
       error: describe(e),
       durationMs: Math.round(performance.now() - started),
       responseExcerpt: "",
+      responseHeaders: {},
     };
   }
 }

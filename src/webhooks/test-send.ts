@@ -16,6 +16,8 @@ export interface TestOutcome {
   error: string | null;
   durationMs: number;
   response: string;
+  /** The receiver's answer headers (bounded, `SendOutcome.responseHeaders`). */
+  responseHeaders: Record<string, string>;
 }
 
 /**
@@ -89,9 +91,16 @@ export async function sendTest(
     const error =
       res.error ??
       (res.status !== null && (res.status < 200 || res.status > 299) ? `HTTP ${res.status} (not 2xx)` : null);
-    return { request, status: res.status, error, durationMs: res.durationMs, response: res.responseExcerpt };
+    return {
+      request,
+      status: res.status,
+      error,
+      durationMs: res.durationMs,
+      response: res.responseExcerpt,
+      responseHeaders: res.responseHeaders,
+    };
   } catch (e) {
     const error = e instanceof TemplateError ? e.message : `delivery failed: ${(e as Error).message}`;
-    return { request, status: null, error, durationMs: 0, response: "" };
+    return { request, status: null, error, durationMs: 0, response: "", responseHeaders: {} };
   }
 }

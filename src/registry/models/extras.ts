@@ -343,6 +343,7 @@ export const webhookDelivery = defineModel({
     last_attempt_at: f.datetime({ readOnly: true, nullable: true }),
     completed_at: f.datetime({ readOnly: true, nullable: true }),
     last_status_code: f.int({ readOnly: true, nullable: true }),
+  viewThrough: "webhook",
     last_error: f.text({ readOnly: true }),
     last_duration_ms: f.int({ readOnly: true, nullable: true, label: "Last duration (ms)" }),
     request: f.json({ readOnly: true, help: "The last request as sent (signature redacted)." }),

@@ -2,18 +2,18 @@
  * Object actions of the web interface, declared as data per model and drawn as buttons on detail pages
  * (issue 10): a webhook's "Send test", "Retry failed deliveries" and "Enable"/"Disable"; a delivery's
  * "Retry now". Each is a CSRF-protected POST to `/<app>/<model>/<id>/<action>/` that needs `change` on
- * webhooks, as the API's retry actions do.
+ * that webhook (the delivery's webhook), as the API's retry actions do (`guard.ts`: 403, or 404 for what
+ * the user may not see).
  */
 import type { FastifyInstance } from "fastify";
 import { normalizeUuid } from "../../query/filters.ts";
 import { NotFoundError, PermissionDenied } from "../../service/errors.ts";
 import { retryDeliveries } from "../../service/outbox.ts";
 import { mayDo } from "../../service/permissions.ts";
-import { getRow } from "../../service/read.ts";
 import { inTransaction, updateObject } from "../../service/write.ts";
 import { sendTest } from "../../webhooks/test-send.ts";
 import type { WorkerSettings } from "../../webhooks/worker.ts";
-import { esc } from "../format.ts";
+import { rowFor } from "../guard.ts";
 import type { UiKit } from "../plugin.ts";
 
 /** The actions of a model: URL segment and button label. `label` may depend on the row. */
@@ -41,8 +41,12 @@ export async function actionRoutes(
     const id = normalizeUuid(rawId ?? "");
     if (!model || !id || !ACTIONS[model.key]?.some((x) => x.name === action)) throw new NotFoundError();
     const ctx = await kit.ctxFor(req);
-    if (!mayDo(ctx.grants, kit.reg.get("extras.webhook"), "change")) throw new PermissionDenied();
-    const row = await getRow(ctx, model, id);
+    // Every action changes a webhook (or its deliveries): `change` on that very webhook, as the API's retry
+    // actions (issue 23); a delivery first needs to be visible (its webhook too, `viewThrough`).
+    const hooks = kit.reg.get("extras.webhook");
+    if (!mayDo(ctx.grants, hooks, "change")) throw new PermissionDenied();
+    const row = await rowFor(ctx, model, id, model.key === "extras.webhook" ? "change" : "view");
+    if (model.key !== "extras.webhook") await rowFor(ctx, hooks, String(row.webhook_id), "change");
     const back = `/${model.app}/${model.path}/${id}/`;
     if (model.key === "extras.webhookdelivery") {
       await inTransaction(ctx, (t) => retryDeliveries(t, { deliveryId: id }));
@@ -63,7 +67,15 @@ export async function actionRoutes(
       back,
       ok: out.error === null,
       outcome: out,
-      headers: Object.entries(out.request.headers).map(([k, v]) => `${esc(k)}: ${esc(v)}`),
+      // One `Name: Value` per line (escaped by the template).
+      requestHeaders: headerLines(out.request.headers),
+      responseHeaders: headerLines(out.responseHeaders),
     });
   });
 }
+
+/** Headers as text, one `Name: Value` per line. */
+const headerLines = (headers: Record<string, string>) =>
+  Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join("\n");

@@ -13,10 +13,10 @@ import type { FieldDef } from "../../registry/meta.ts";
 import type { Ctx } from "../../service/context.ts";
 import { NotFoundError, PermissionDenied, ValidationError } from "../../service/errors.ts";
 import { mayDo } from "../../service/permissions.ts";
-import { listRows } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
 import { inTransaction, snapshots, updateObject } from "../../service/write.ts";
 import { bodyFromForm, type Control, controlsFor, extrasFromForm, splitErrors } from "../forms.ts";
+import { rowsFor } from "../guard.ts";
 import type { UiKit } from "../plugin.ts";
 import { titleOf } from "../views.ts";
 
@@ -111,13 +111,9 @@ export async function bulkEditRoutes(app: FastifyInstance, { kit }: { kit: UiKit
       .slice(0, MAX_OBJECTS);
     const listUrl = `/${model.app}/${model.path}/`;
     if (!ids.length) return reply.redirect(listUrl, 302);
-    // Only objects the user may change are edited (the API's `change` constraints).
-    const { rows } = await listRows(ctx, model, {
-      params: new Map([["id", ids]]),
-      limit: undefined,
-      offset: 0,
-      action: "change",
-    });
+    // Every selected object must be one the user may change (the API's `change` constraints): 403 (or 404
+    // for one they may not see) otherwise, never a silent subset (issue 23).
+    const rows = await rowsFor(ctx, model, ids, "change");
     const objs = await represent(ctx, model, rows, "full", {
       include: new Set(),
       excludeConfigContext: true,

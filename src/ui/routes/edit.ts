@@ -1,7 +1,8 @@
 /**
  * Create, edit and delete forms for every model (issue 10), generated from the registry: GET draws the
  * form, POST converts it into the API's write body and calls the service layer (validation, change log,
- * webhooks, permissions in one transaction); errors are shown beside their fields.
+ * webhooks, permissions in one transaction); errors are shown beside their fields. An object the user may
+ * view but not change (or delete) is a 403, one they may not view a 404 (`guard.ts`, issue 23).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { normalizeUuid } from "../../query/filters.ts";
@@ -15,10 +16,11 @@ import {
   ValidationError,
 } from "../../service/errors.ts";
 import { mayDo } from "../../service/permissions.ts";
-import { getRow, listRows } from "../../service/read.ts";
+import { getRow } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
 import { createObject, deleteObjects, inTransaction, updateObject } from "../../service/write.ts";
 import { bodyFromForm, controlsFor, extrasFromForm, splitErrors } from "../forms.ts";
+import { rowFor, rowsFor } from "../guard.ts";
 import type { UiKit } from "../plugin.ts";
 import { titleOf } from "../views.ts";
 
@@ -92,21 +94,14 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
     const id = normalizeUuid((req.params as { id: string }).id);
     if (!id) throw new NotFoundError();
     const ctx = await kit.ctxFor(req);
-    need(ctx, model, "change");
-    const [obj] = await represent(
-      ctx,
-      model,
-      [await getRow(ctx, model, id, { params: new Map(), limit: 1, offset: 0, action: "change" })],
-      "full",
-    );
+    const [obj] = await represent(ctx, model, [await rowFor(ctx, model, id, "change")], "full");
     return form(req, reply, ctx, model, obj ?? {}, { id });
   });
   app.post("/:app/:model/:id/edit/", async (req, reply) => {
     const model = target(req);
     const id = normalizeUuid((req.params as { id: string }).id);
     if (!id) throw new NotFoundError();
-    const ctx = await kit.ctxFor(req);
-    await getRow(ctx, model, id, { params: new Map(), limit: 1, offset: 0, action: "change" });
+    await rowFor(await kit.ctxFor(req), model, id, "change");
     return save(req, reply, model, id);
   });
 
@@ -140,12 +135,8 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
       .filter((v): v is string => !!v);
     const list = `/${model.app}/${model.path}/`;
     if (!ids.length) return reply.redirect(list, 302);
-    const { rows } = await listRows(ctx, model, {
-      params: new Map([["id", ids]]),
-      limit: undefined,
-      offset: 0,
-      action: "delete",
-    });
+    // Every selected object must be deletable by the user: 403 (or 404) otherwise, never a silent subset.
+    const rows = await rowsFor(ctx, model, ids, "delete");
     if (body.confirm !== "yes") {
       const objs = await represent(ctx, model, rows, "nested");
       return kit.page(req, reply, "confirm", {
@@ -176,8 +167,7 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
     const id = normalizeUuid((req.params as { id: string }).id);
     if (!id) throw new NotFoundError();
     const ctx = await kit.ctxFor(req);
-    need(ctx, model, "delete");
-    const row = await getRow(ctx, model, id, { params: new Map(), limit: 1, offset: 0, action: "delete" });
+    const row = await rowFor(ctx, model, id, "delete");
     const [obj] = await represent(ctx, model, [row], "nested");
     return kit.page(req, reply, "confirm", {
       title: `Delete ${titleOf(model.verbose)}`,
@@ -191,8 +181,7 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
     const id = normalizeUuid((req.params as { id: string }).id);
     if (!id) throw new NotFoundError();
     const ctx = await kit.ctxFor(req);
-    need(ctx, model, "delete");
-    await getRow(ctx, model, id, { params: new Map(), limit: 1, offset: 0, action: "delete" });
+    await rowFor(ctx, model, id, "delete");
     try {
       await inTransaction(ctx, (t) => deleteObjects(t, model, [id]));
     } catch (e) {
