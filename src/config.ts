@@ -34,8 +34,10 @@ export interface Config {
    * names; issue 23).
    */
   webhookRedactHeaders: string[];
-  /** Failed Basic-auth logins allowed per IP and per username in a window (issue 12; http/login-limit.ts). */
+  /** Failed password checks (Basic and web login) per address and per username (service/login-limit.ts). */
   loginLimits: LoginLimits;
+  /** Who may read `/metrics` and how long its database figures are cached (issue 23). */
+  metrics: MetricsConfig;
   /** Items one bulk request (POST/PUT/PATCH/DELETE of a list) may carry (issue 12; default 1000). */
   maxBulk: number;
   /** Largest request body in bytes (default 16 MiB; 413 beyond). */
@@ -64,21 +66,29 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.INVENTORY_LOG_LEVEL ?? "info",
     webhookMaxAttempts: Math.max(1, int(env.INVENTORY_WEBHOOK_MAX_ATTEMPTS, 5)),
     webhookTargets: targetPolicyFromEnv(env),
-    loginLimits: loginLimitsFromEnv(env),
-    maxBulk: Math.max(1, int(env.INVENTORY_MAX_BULK, 1000)),
     webhookRedactHeaders: (env.INVENTORY_WEBHOOK_REDACT_HEADERS ?? "")
       .split(",")
       .map((h) => h.trim())
       .filter(Boolean),
+    loginLimits: loginLimitsFromEnv(env),
+    metrics: metricsFromEnv(env),
+    maxBulk: Math.max(1, int(env.INVENTORY_MAX_BULK, 1000)),
     bodyLimit: Math.max(1024, int(env.INVENTORY_BODY_LIMIT, 16 * 1024 * 1024)),
     requestTimeoutMs: Math.max(1, int(env.INVENTORY_REQUEST_TIMEOUT, 60)) * 1000,
   };
 }
 
-/** Limits: `INVENTORY_LOGIN_MAX_FAILURES` (default 10) per `INVENTORY_LOGIN_WINDOW` seconds (default 300). */
+/**
+ * Limits of every password check (service/login-limit.ts): `INVENTORY_LOGIN_MAX_FAILURES` (default 10)
+ * failures per client address per `INVENTORY_LOGIN_WINDOW` seconds (default 300) before 429; past as many
+ * failures of one username its checks wait `INVENTORY_LOGIN_DELAY_BASE` ms (default 250), doubling per
+ * failure, at most `INVENTORY_LOGIN_DELAY_MAX` ms (default 4000).
+ */
 export interface LoginLimits {
   maxFailures: number;
   windowMs: number;
+  delayBaseMs?: number;
+  delayMaxMs?: number;
 }
 
 /** Limits from the environment. */
@@ -87,5 +97,31 @@ export function loginLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): LoginL
   return {
     maxFailures: num(env.INVENTORY_LOGIN_MAX_FAILURES, 10),
     windowMs: num(env.INVENTORY_LOGIN_WINDOW, 300) * 1000,
+    delayBaseMs: num(env.INVENTORY_LOGIN_DELAY_BASE, 250),
+    delayMaxMs: num(env.INVENTORY_LOGIN_DELAY_MAX, 4000),
+  };
+}
+
+/**
+ * `GET /metrics` (issue 23; http/routes/metrics.ts). `INVENTORY_METRICS`: `on` (default: with
+ * `INVENTORY_METRICS_TOKEN` set, only `Authorization: Bearer <token>`; without, only clients on a loopback
+ * address), `public` (anyone, as before issue 23) or `off` (404). Figures read from the database are cached
+ * for `INVENTORY_METRICS_CACHE` seconds (default 15) and refreshed off the request path.
+ */
+export interface MetricsConfig {
+  mode: "on" | "public" | "off";
+  token: string | undefined;
+  cacheMs: number;
+}
+
+/** The metrics settings from the environment (an unknown `INVENTORY_METRICS` value is `on`). */
+export function metricsFromEnv(env: NodeJS.ProcessEnv = process.env): MetricsConfig {
+  const v = (env.INVENTORY_METRICS ?? "on").trim().toLowerCase();
+  const mode = v === "public" ? "public" : ["off", "false", "0", "no"].includes(v) ? "off" : "on";
+  const cache = Number(env.INVENTORY_METRICS_CACHE);
+  return {
+    mode,
+    token: env.INVENTORY_METRICS_TOKEN || undefined,
+    cacheMs: (env.INVENTORY_METRICS_CACHE && cache >= 0 ? cache : 15) * 1000,
   };
 }

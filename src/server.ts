@@ -5,20 +5,22 @@
 import type { FastifyInstance } from "fastify";
 import { limitsFromEnv } from "./graphql/limits.ts";
 import { graphqlPlugin } from "./graphql/plugin.ts";
-import { type AppDeps, buildApp, VERSION } from "./http/app.ts";
+import { type AppDeps, buildApp, LoginLimiter, VERSION } from "./http/app.ts";
 import { makeKit } from "./http/kit.ts";
 import { uiPlugin } from "./ui/plugin.ts";
 import { workerSettingsFromEnv } from "./webhooks/worker.ts";
 
 /** Build the API and the UI on one Fastify instance. Call `listen` on it to serve. */
 export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
-  const app = await buildApp(deps);
+  // One limiter for every password check: HTTP Basic (http/) and the web login (ui/) (issue 23).
+  const loginLimiter = deps.loginLimiter ?? new LoginLimiter(deps.config.loginLimits);
+  const app = await buildApp({ ...deps, loginLimiter });
   const settings = {
     enforceGlobalUnique: deps.config.enforceGlobalUnique,
     webhookTargets: deps.config.webhookTargets,
+    webhookRedactHeaders: deps.config.webhookRedactHeaders,
     changelog: true,
     webhookMaxAttempts: deps.config.webhookMaxAttempts,
-    webhookRedactHeaders: deps.config.webhookRedactHeaders,
   };
   const webhookSettings = workerSettingsFromEnv(process.env, VERSION);
   const kit = makeKit(deps.store, deps.reg, deps.config, settings);
@@ -27,6 +29,6 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
     limits: limitsFromEnv(process.env),
     ctxFor: kit.ctxFor,
   });
-  await app.register(uiPlugin, { store: deps.store, reg: deps.reg, settings, webhookSettings });
+  await app.register(uiPlugin, { store: deps.store, reg: deps.reg, settings, webhookSettings, loginLimiter });
   return app;
 }

@@ -12,6 +12,7 @@ import type { Config } from "../config.ts";
 import type { Registry } from "../registry/index.ts";
 import { knownDefinitionsToken, makeCtx } from "../service/context.ts";
 import { AppError, PermissionDenied } from "../service/errors.ts";
+import { LoginLimiter } from "../service/login-limit.ts";
 import { type Grants, loadGrants } from "../service/permissions.ts";
 import { actorFromSessionCookie } from "../service/sessions.ts";
 import type { Store } from "../store/db.ts";
@@ -20,7 +21,6 @@ import { type Auth, authenticate, clearTokenCache } from "./auth.ts";
 import { registerRequestDeadline } from "./deadline.ts";
 import { mapError } from "./errors.ts";
 import { makeKit, queryParams } from "./kit.ts";
-import { LoginLimiter } from "./login-limit.ts";
 import { allocationRoutes } from "./routes/allocation.ts";
 import { cablePathRoutes } from "./routes/cable-paths.ts";
 import { deliveryRoutes } from "./routes/deliveries.ts";
@@ -32,6 +32,7 @@ import { rootRoutes } from "./routes/roots.ts";
 import { registerSecurityHeaders } from "./security.ts";
 import { API_VERSIONS, DEFAULT_API_VERSION } from "./versions.ts";
 
+export { LoginLimiter } from "../service/login-limit.ts";
 export { HARD_PAGE_CEILING } from "./kit.ts";
 export { API_VERSIONS, DEFAULT_API_VERSION, VERSION } from "./versions.ts";
 
@@ -43,6 +44,10 @@ const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
 const DETAIL = /^\/api\/[^/]+\/[^/]+\/[^/]+\/(?:trace\/|paths\/)?$/;
 
 declare module "fastify" {
+  interface FastifyContextConfig {
+    /** The route needs a login even with anonymous reads enabled (GraphQL, `/api/status/`; issue 23). */
+    loginRequired?: boolean;
+  }
   interface FastifyRequest {
     auth: Auth;
     /** Object permissions of a non-superuser (undefined: superuser or anonymous). */
@@ -69,6 +74,8 @@ export interface AppDeps {
   reg: Registry;
   config: Config;
   logger?: Logger | false;
+  /** The limiter of every password check, shared with the web login (a new one when not given). */
+  loginLimiter?: LoginLimiter;
 }
 
 /** Deepest JSON nesting a request body may have (issue 12: 5,000 levels were a 500). */
@@ -98,10 +105,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await registerSecurityHeaders(app);
   registerRequestDeadline(app, config.requestTimeoutMs);
-  const loginLimiter = new LoginLimiter(config.loginLimits);
+  const loginLimiter = deps.loginLimiter ?? new LoginLimiter(config.loginLimits);
   const settings = {
     enforceGlobalUnique: config.enforceGlobalUnique,
     webhookTargets: config.webhookTargets,
+    webhookRedactHeaders: config.webhookRedactHeaders,
     changelog: true,
     webhookMaxAttempts: config.webhookMaxAttempts,
   };
@@ -109,7 +117,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Bodies: JSON only (415 otherwise), DRF's parse error text, `application/json;` tolerated.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "string" }, (req, body, done) => {
-    webhookRedactHeaders: config.webhookRedactHeaders,
     const type = String(req.headers["content-type"] ?? "")
       .split(";")[0]!
       .trim()
@@ -239,7 +246,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         : undefined;
     if (path.endsWith("/")) {
       if (!req.auth.actor) {
-        if (!(config.anonymousRead && (req.method === "GET" || req.method === "HEAD"))) {
+        // Anonymous reads (--anonymous-read) cover the inventory models' routes only: a route that reads
+        // more (GraphQL, /api/status/) says `config: { loginRequired: true }` (issue 23).
+        const anonymous = config.anonymousRead && (req.method === "GET" || req.method === "HEAD");
+        if (!anonymous || req.routeOptions.config?.loginRequired) {
           throw new AppError(403, "Authentication credentials were not provided.");
         }
       } else if (!SAFE.has(req.method) && !req.auth.writeEnabled && path !== "/api/graphql/") {

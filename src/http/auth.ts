@@ -4,10 +4,9 @@
  */
 import type { Actor } from "../service/context.ts";
 import { AppError } from "../service/errors.ts";
-import { verifyPassword } from "../service/passwords.ts";
+import { checkPassword, type LoginLimiter } from "../service/login-limit.ts";
 import { hashTokenKey } from "../service/write.ts";
 import type { Store } from "../store/db.ts";
-import type { LoginLimiter } from "./login-limit.ts";
 
 /** Result of authenticating a request. */
 export interface Auth {
@@ -35,22 +34,9 @@ export async function authenticate(
     const i = decoded.indexOf(":");
     const username = i < 0 ? decoded : decoded.slice(0, i);
     const password = decoded.slice(i + 1);
-    const keys = [`ip:${basic.ip}`, `user:${username}`];
-    const wait = basic.limiter.blockedFor(keys);
-    if (wait)
-      throw new AppError(429, `Request was throttled. Expected available in ${wait} seconds.`, undefined, {
-        "Retry-After": String(wait),
-      });
-    basic.limiter.fail(keys);
-    const user = await store.db
-      .selectFrom("users_user")
-      .selectAll()
-      .where("username", "=", username)
-      .executeTakeFirst();
-    // One scrypt whether or not the user exists (verifyPassword hashes against a dummy).
-    const ok = await verifyPassword(password, user?.password);
-    if (!user || i < 0 || !ok) throw forbid("Invalid username/password.");
-    basic.limiter.succeeded(keys[0]!, keys[1]!);
+    // The shared limiter (service/login-limit.ts): 429 for an address over its limit, a delay per username.
+    const user = await checkPassword(store, basic.limiter, { ip: basic.ip, username, password });
+    if (!user || i < 0) throw forbid("Invalid username/password.");
     if (!user.is_active) throw forbid("User inactive or deleted.");
     return {
       actor: { id: user.id, username: user.username, isSuperuser: !!user.is_superuser },

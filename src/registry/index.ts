@@ -29,6 +29,20 @@ export const APPS = [
   "virtualization",
 ] as const;
 
+/**
+ * The inventory apps: with `--anonymous-read` their models are readable without a login; every other
+ * model (accounts, and every `extras` model: notes, secrets, saved GraphQL queries, computed fields, export
+ * templates, webhooks, the change log, …) needs one unless its definition says `loginRequired: false`
+ * (issue 23; `Model.loginRequired` is derived from this).
+ */
+export const INVENTORY_APPS: ReadonlySet<string> = new Set([
+  "circuits",
+  "dcim",
+  "ipam",
+  "tenancy",
+  "virtualization",
+]);
+
 /** Human names of the apps (content type display "DCIM | device"). */
 export const APP_LABELS: Record<string, string> = {
   circuits: "Circuits",
@@ -134,7 +148,14 @@ export class Registry {
   private readonly reverse = new Map<string, ReverseRelation[]>();
   private readonly features = new Map<string, string[]>();
 
-  constructor(defs: readonly ModelDef[]) {
+  /**
+   * @param defs the model declarations
+   * @param apiVersion the API version these models are shaped for (`registryAt`)
+   */
+  readonly apiVersion: string;
+
+  constructor(defs: readonly ModelDef[], apiVersion: string = BASE_API_VERSION) {
+    this.apiVersion = apiVersion;
     const keys = defs.map((d) => `${d.app}.${d.name}`).sort();
     for (const def of defs) {
       const key = `${def.app}.${def.name}`;
@@ -158,6 +179,7 @@ export class Registry {
         columns,
         ctId: keys.indexOf(key) + 1,
         naturalKey: def.fields.slug ? "slug" : def.fields.name ? "name" : undefined,
+        loginRequired: def.loginRequired ?? !INVENTORY_APPS.has(def.app),
       };
       this.models.set(key, model);
       const pathKey = `${def.app}/${def.path}`;
@@ -284,24 +306,70 @@ export function hasRelationships(m: ModelDef): boolean {
   return m.relationships ?? !!m.customFields;
 }
 
-let cached: Registry | undefined;
+/** The API version a registry serves when none is named (Nautobot 1.6's default, nautobot-api-core.md §1.6). */
+export const BASE_API_VERSION = "1.2";
 
-/** Build (once) and return the registry of all models. @throws RegistryError on a bad declaration. */
-export function registry(): Registry {
-  if (!cached) {
-    cached = new Registry([
-      ...circuits,
-      ...dcim,
-      ...dcimComponents,
-      ...extras,
-      ...extrasData,
-      ...extrasConfig,
-      ...dcimRedundancy,
-      ...ipam,
-      ...tenancy,
-      ...users,
-      ...virtualization,
-    ]);
+/** Whether API version `a` is before `b` (`1.x` strings compared numerically). */
+export function versionBefore(a: string, b: string): boolean {
+  const [am = 0, an = 0] = a.split(".").map(Number);
+  const [bm = 0, bn = 0] = b.split(".").map(Number);
+  return am !== bm ? am < bm : an < bn;
+}
+
+/**
+ * A field as it is at `version`: as declared inside its `versions` range, else hidden and read-only (never
+ * required), as Nautobot's older serializer classes leave it out (`FieldBase.versions`).
+ */
+export function fieldAtVersion(fd: FieldDef, version: string): FieldDef {
+  const v = fd.versions;
+  if (!v) return fd;
+  const on = !(v.since && versionBefore(version, v.since)) && !(v.until && versionBefore(v.until, version));
+  if (!on) return { ...fd, hidden: true, readOnly: true, required: false };
+  return v.requiredSince && !versionBefore(version, v.requiredSince) ? { ...fd, required: true } : fd;
+}
+
+function declarationsAt(version: string): ModelDef[] {
+  return [
+    ...circuits,
+    ...dcim,
+    ...dcimComponents,
+    ...extras,
+    ...extrasData,
+    ...extrasConfig,
+    ...dcimRedundancy,
+    ...ipam,
+    ...tenancy,
+    ...users,
+    ...virtualization,
+  ].map((def) =>
+    Object.values(def.fields).some((fd) => fd.versions)
+      ? {
+          ...def,
+          fields: Object.fromEntries(
+            Object.entries(def.fields).map(([name, fd]) => [name, fieldAtVersion(fd, version)]),
+          ),
+        }
+      : def,
+  );
+}
+
+const byVersion = new Map<string, Registry>();
+
+/**
+ * The registry as the API serves it at `version` (one of `API_VERSIONS`): the same models, with fields
+ * outside their `versions` range hidden and read-only. Built once per version; table and column names are
+ * the same at every version. @throws RegistryError on a bad declaration.
+ */
+export function registryAt(version: string): Registry {
+  let reg = byVersion.get(version);
+  if (!reg) {
+    reg = new Registry(declarationsAt(version), version);
+    byVersion.set(version, reg);
   }
-  return cached;
+  return reg;
+}
+
+/** The registry at the default API version 1.2 (importer, CLI, webhooks). @throws RegistryError on a bad declaration. */
+export function registry(): Registry {
+  return registryAt(BASE_API_VERSION);
 }

@@ -6,7 +6,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Store } from "../store/db.ts";
 import type { Actor } from "./context.ts";
-import { verifyPassword } from "./passwords.ts";
+import { checkPassword, type LoginLimiter } from "./login-limit.ts";
 
 type Callback<T = void> = (err?: unknown, value?: T) => void;
 
@@ -81,19 +81,18 @@ export async function sessionSecret(store: Store): Promise<string> {
   return String(again?.value ?? value);
 }
 
-/** Check a username and password (one scrypt whether or not the user exists); undefined when wrong or inactive. */
+/**
+ * Check a web login through the shared limiter (login-limit.ts; one scrypt whether or not the user exists);
+ * undefined when wrong or inactive.
+ * @throws AppError 429 with `Retry-After` when the client address `ip` is over its limit.
+ */
 export async function verifyLogin(
   store: Store,
-  username: string,
-  password: string,
+  limiter: LoginLimiter,
+  attempt: { ip: string; username: string; password: string },
 ): Promise<Actor | undefined> {
-  const user = await store.db
-    .selectFrom("users_user")
-    .selectAll()
-    .where("username", "=", username)
-    .executeTakeFirst();
-  const ok = await verifyPassword(password, user?.password);
-  if (!user || !ok || !user.is_active) return undefined;
+  const user = await checkPassword(store, limiter, attempt);
+  if (!user?.is_active) return undefined;
   return { id: user.id, username: user.username, isSuperuser: !!user.is_superuser };
 }
 

@@ -15,6 +15,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Registry } from "../registry/index.ts";
 import { type Actor, type Ctx, makeCtx, type ServiceSettings } from "../service/context.ts";
 import { AppError } from "../service/errors.ts";
+import { DEFAULT_LOGIN_LIMITS, LoginLimiter } from "../service/login-limit.ts";
 import { loadGrants } from "../service/permissions.ts";
 import { actorById, SESSION_MAX_AGE_MS, sessionSecret, sessionStore } from "../service/sessions.ts";
 import type { Store } from "../store/db.ts";
@@ -37,6 +38,8 @@ declare module "fastify" {
 export interface UiKit {
   store: Store;
   reg: Registry;
+  /** The limiter of every password check, shared with the API's HTTP Basic (service/login-limit.ts). */
+  loginLimiter: LoginLimiter;
   /** The logged-in user of the request (set by the auth hook), else a redirect to the login page happened. */
   actor(req: FastifyRequest): Actor;
   /** A service context for the request's user, with their object permissions. */
@@ -56,7 +59,14 @@ const PUBLIC = new Set(["/login/", "/static/ui.css"]);
 /** Register the web UI on `app` (its own encapsulated scope). */
 export async function uiPlugin(
   app: FastifyInstance,
-  opts: { store: Store; reg: Registry; settings: ServiceSettings; webhookSettings: WorkerSettings },
+  opts: {
+    store: Store;
+    reg: Registry;
+    settings: ServiceSettings;
+    webhookSettings: WorkerSettings;
+    /** Shared with the API's HTTP Basic (server.ts); a limiter of its own with the defaults otherwise. */
+    loginLimiter?: LoginLimiter;
+  },
 ): Promise<void> {
   const { store, reg, settings } = opts;
   await app.register(async (ui) => {
@@ -119,6 +129,7 @@ export async function uiPlugin(
     const kit: UiKit = {
       store,
       reg,
+      loginLimiter: opts.loginLimiter ?? new LoginLimiter(DEFAULT_LOGIN_LIMITS),
       actor: (req) => {
         const a = actors.get(req);
         if (!a) throw new AppError(403, "Not logged in.");

@@ -38,7 +38,8 @@ export async function rootRoutes(app: FastifyInstance, { kit }: { kit: HttpKit }
     return kit.send(req, reply, 200, body);
   });
 
-  app.get("/api/status/", async (req, reply) => {
+  // Counts, versions and worker state are not inventory: a login even with anonymous reads (issue 23).
+  app.get("/api/status/", { config: { loginRequired: true } }, async (req, reply) => {
     const counts: Record<string, number> = {};
     for (const key of [
       "dcim.site",
