@@ -227,3 +227,17 @@ def test_graphql_query(dc, nb):
     with pytest.raises(GraphQLException) as err:
         nb.graphql.query(query="{ devices { nme } }")
     assert 'Cannot query field "nme"' in err.value.errors[0]["message"]
+
+
+def test_tag_content_types(url, token, nb):
+    """pynautobot's own integration test `test_tag_content_types` (issue 24): a client at API 1.3 reads and
+    updates a tag's content types; at the default 1.2 a tag has none on the wire."""
+    nb_1_3 = pynautobot.api(url, token=token, api_version="1.3")
+    tag = nb_1_3.extras.tags.create(name="Versioned Tag", slug="versioned-tag", content_types=["dcim.site"])
+    assert tag.content_types == ["dcim.site"]
+    tag = nb_1_3.extras.tags.get(id=tag.id)
+    assert tag.content_types
+    tag.update({"content_types": ["dcim.device"]})
+    tag = nb_1_3.extras.tags.get(id=tag.id)
+    assert tag.content_types == ["dcim.device"]
+    assert not hasattr(nb.extras.tags.get(id=tag.id), "content_types")

@@ -5,7 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../config.ts";
-import type { Model, Registry } from "../registry/index.ts";
+import { type Model, type Registry, registryAt } from "../registry/index.ts";
 import { type Ctx, makeCtx, type ServiceSettings } from "../service/context.ts";
 import { AppError, NotFoundError, PermissionDenied } from "../service/errors.ts";
 import { redactDeliveries } from "../service/outbox.ts";
@@ -69,6 +69,8 @@ export interface HttpKit {
   baseUrl(req: FastifyRequest): string;
   /** A service context for the request (cross-request read cache on GET/HEAD). */
   ctxFor(req: FastifyRequest): Ctx;
+  /** The registry as the request's API version shapes the models (`registryAt`). */
+  regFor(req: FastifyRequest): Registry;
   /**
    * The object `id` of `model` as this user may read it with `p`'s filters (404 otherwise), and the context
    * to render it with. When the request's tokens were deferred (`req.tokensDeferred`, an object's detail on
@@ -139,10 +141,12 @@ export function makeKit(store: Store, reg: Registry, config: Config, settings: S
   };
   const visible = (ctx: Ctx, model: Model, objs: Array<Record<string, unknown>>) =>
     model.key === "extras.webhookdelivery" ? redactDeliveries(ctx, objs) : Promise.resolve(objs);
+  const regFor = (req: FastifyRequest): Registry =>
+    !req.apiVersion || req.apiVersion === reg.apiVersion ? reg : registryAt(req.apiVersion);
   const ctxFor = (req: FastifyRequest) =>
     makeCtx({
       store,
-      reg,
+      reg: regFor(req),
       settings,
       baseUrl: baseUrl(req),
       actor: req.auth.actor,
@@ -160,6 +164,7 @@ export function makeKit(store: Store, reg: Registry, config: Config, settings: S
     settings,
     baseUrl,
     ctxFor,
+    regFor,
     async rowFor(req, model, id, p) {
       if (req.tokensDeferred) {
         req.tokensDeferred = false;

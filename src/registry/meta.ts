@@ -39,6 +39,18 @@ interface FieldBase {
   hidden?: boolean;
   /** Do not generate the automatic exact filter for this field. */
   noFilter?: boolean;
+  /**
+   * API versions at which the field is on the wire, as declared (Nautobot 1.6's `*SerializerVersion1x`
+   * classes, nautobot-models.md §0.2): from `since` through `until` (either open). At other versions it is
+   * hidden and read-only (a create stores its `default`, or for a tag's content types every taggable model);
+   * `registryAt` applies this. Versions are `1.x` strings compared numerically.
+   */
+  versions?: {
+    since?: string;
+    until?: string;
+    /** Required from this API version on (Nautobot 1.6 `CustomFieldSerializer`: `label` and `slug` from 1.4). */
+    requiredSince?: string;
+  };
 }
 
 export interface StrField extends FieldBase {
@@ -56,6 +68,12 @@ export interface StrField extends FieldBase {
 export interface TextField extends FieldBase {
   kind: "text";
   default?: string;
+  /**
+   * Most characters (UTF-16 code units, after trimming) accepted on write; default `SIZE_LIMITS.text`.
+   * Nautobot's TextFields have no maximum; ours are capped so one object cannot hold megabytes that every
+   * page view would render (issue 23).
+   */
+  max?: number;
 }
 export interface SlugField extends FieldBase {
   kind: "slug";
@@ -98,6 +116,8 @@ export interface JsonField extends FieldBase {
   /** For `array: "int"`: bounds of each element. */
   itemMin?: number;
   itemMax?: number;
+  /** Most characters of the value as compact JSON (`JSON.stringify`) accepted on write; default `SIZE_LIMITS.json`. */
+  max?: number;
 }
 export interface ChoiceField extends FieldBase {
   kind: "choice";
@@ -218,6 +238,41 @@ export type FieldDef =
   | ComputedField;
 
 export type FieldKind = FieldDef["kind"];
+
+/**
+ * Size caps of the field kinds that Nautobot leaves unbounded (issue 23: a 15 MB note was accepted and every
+ * view of its object then rendered 32 MB of HTML with the event loop blocked). Counted in characters
+ * (UTF-16 code units) as DRF's `max_length`; checked on every write by `service/input.ts`, which answers
+ * 400 `{"<field>": ["Ensure this field has no more than N characters."]}`. `str` and `slug` fields keep
+ * their own `max` (Nautobot's `CharField.max_length`: descriptions 200, names 100, URLs 500, ...).
+ */
+export const SIZE_LIMITS = {
+  /** `text` fields: comments, notes, provider contacts, export templates, webhook body and headers templates, GraphQL saved queries (64 KiB). */
+  text: 65_536,
+  /** `json` fields as compact JSON: config-context data, local context data, filters, constraints (64 KiB). */
+  json: 65_536,
+  /** One custom-field value: text, URL and Markdown values as they are, other types as compact JSON (64 KiB). */
+  customFieldValue: 65_536,
+} as const;
+
+/**
+ * The most characters a field's value may have on write: its declared `max`, or the `SIZE_LIMITS` default
+ * of its kind for `text` and `json`; undefined for kinds whose size is bounded otherwise (numbers, choices,
+ * relations) or that are not written by clients.
+ */
+export function sizeLimit(fd: FieldDef): number | undefined {
+  switch (fd.kind) {
+    case "str":
+    case "slug":
+      return fd.max;
+    case "text":
+      return fd.max ?? SIZE_LIMITS.text;
+    case "json":
+      return fd.max ?? SIZE_LIMITS.json;
+    default:
+      return undefined;
+  }
+}
 
 /** A partial index of a model: rows matching `where` only (both engines support them). */
 export interface PartialIndex {
@@ -343,6 +398,12 @@ export interface ModelDef {
    * (receiver credentials in headers), deliveries and the change log.
    */
   loginRequired?: boolean;
+  /**
+   * A foreign key (field name) whose target must be visible too: a row is seen only by users who may view
+   * the object it points at, whatever their permissions on this model (issue 23: a webhook delivery is seen
+   * only with its webhook). Applied by `service/permissions.ts` `restriction` to every action.
+   */
+  viewThrough?: string;
   /** Parent FK for tree models (region, location...). */
   tree?: string;
   /** Ordering columns (field names; `-` prefix for descending; `<field>_nat` allowed). `id` is appended. */
@@ -393,12 +454,6 @@ export const f = {
     choices,
     ...o,
   }),
-  /**
-   * A foreign key (field name) whose target must be visible too: a row is seen only by users who may view
-   * the object it points at, whatever their permissions on this model (issue 23: a webhook delivery is seen
-   * only with its webhook). Applied by `service/permissions.ts` `restriction` to every action.
-   */
-  viewThrough?: string;
   fk: (to: string, onDelete: OnDelete, o: Omit<FkField, "kind" | "to" | "onDelete"> = {}): FkField => ({
     kind: "fk",
     to,

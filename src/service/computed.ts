@@ -3,11 +3,12 @@
  * A loader returns one value per row, in row order.
  */
 
-import type { Model } from "../registry/index.ts";
+import { type Model, versionBefore } from "../registry/index.ts";
 import type { ComputedField } from "../registry/meta.ts";
 import { orderColumns } from "../store/ordering.ts";
 import { type CablePath, pathsOf } from "./cable-paths.ts";
 import { type Ctx, definitionsMemo } from "./context.ts";
+import { AppError } from "./errors.ts";
 import { type Mode, nestedFor } from "./represent.ts";
 import { chunks, type Row, rowsById, rowsWhereIn, selfReferences } from "./rows.ts";
 
@@ -376,11 +377,21 @@ const LOADERS: Record<string, Loader> = {
       model,
       outs.map((o) => o.id),
     );
-    const byInside = new Map<string, string>();
-    for (const o of outs) if (!byInside.has(o.nat_inside_id)) byInside.set(o.nat_inside_id, o.id);
+    const byInside = new Map<string, string[]>();
+    for (const o of outs) byInside.set(o.nat_inside_id, [...(byInside.get(o.nat_inside_id) ?? []), o.id]);
+    // API 1.3+: a list (Nautobot 1.6 `IPAddressSerializer`); API 1.2 (`IPAddressSerializerLegacy`): one object
+    // or null, and an address with more than one NAT outside cannot be shown that way (412, Nautobot 1.6
+    // `IPAddressViewSet.NATOutsideIncompatibleLegacyBehavior`).
+    const asList = !versionBefore(ctx.reg.apiVersion, "1.3");
     return rows.map((r) => {
-      const id = byInside.get(r.id);
-      return id ? (objs.get(id) ?? null) : null;
+      const ids = byInside.get(r.id) ?? [];
+      if (asList) return ids.map((id) => objs.get(id)).filter((o) => o !== undefined);
+      if (ids.length > 1)
+        throw new AppError(
+          412,
+          "This object does not conform to pre-1.3 behavior. Please correct data or use API version 1.3",
+        );
+      return ids[0] ? (objs.get(ids[0]) ?? null) : null;
     });
   },
   network_driver_mappings: async (_ctx, _model, rows) =>

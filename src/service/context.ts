@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { TargetPolicy } from "../net/targets.ts";
-import type { Registry } from "../registry/index.ts";
+import type { Model, Registry } from "../registry/index.ts";
 import type { Db, Store } from "../store/db.ts";
 import type { Grants } from "./permissions.ts";
 
@@ -107,6 +107,15 @@ export const DEFINITION_MODELS: ReadonlySet<string> = new Set([
 export const SPACE_MODELS: ReadonlyMap<string, readonly string[]> = new Map([
   ["ipam.ipaddress", ["address_family", "address_host", "vrf_id"]],
 ]);
+
+/**
+ * `model` as the request's API version shapes it (`ctx.reg`, registry/index.ts `registryAt`), whichever
+ * registry the caller took it from: representations and writes use the fields of the request's version.
+ */
+export function modelAt(ctx: Ctx, model: Model): Model {
+  const m = ctx.reg.models.get(model.key);
+  return m ?? model;
+}
 
 /** The memo for definition lookups of `ctx` (see `Ctx.defs`). */
 export function definitionsMemo(ctx: Ctx): Map<string, unknown> {

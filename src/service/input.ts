@@ -6,11 +6,11 @@ import { randomBytes } from "node:crypto";
 import { hostText, IpParseError, networkText, parseCidr } from "../net/ip.ts";
 import { normalizeUuid } from "../query/filters.ts";
 import type { Model } from "../registry/index.ts";
-import type { FieldDef, FkField } from "../registry/meta.ts";
+import { type FieldDef, type FkField, SIZE_LIMITS, sizeLimit } from "../registry/meta.ts";
 import { storedTime } from "../store/values.ts";
-import type { Ctx } from "./context.ts";
+import { type Ctx, modelAt } from "./context.ts";
 import { ErrorBag } from "./errors.ts";
-import { columnOf, customFieldsFor, type Row, statusesFor } from "./rows.ts";
+import { columnOf, customFieldKey, customFieldsFor, type Row, statusesFor } from "./rows.ts";
 import { deferredChecks } from "./uniqueness.ts";
 
 /** Parsed write: the merged record and the relation sets to store. */
@@ -150,7 +150,8 @@ async function parseValue(
   errors: ErrorBag,
 ): Promise<unknown> {
   if (v === null) {
-    if (fd.kind === "choice" && !fd.nullable) return "";
+    // A non-nullable choice or number is refused as DRF does (`allow_null` only where the model field is
+    // `null=True`): an integer choice stored as "" was a 500 on PostgreSQL (issue 23).
     if (fd.kind === "fk" && fd.rejectNull) {
       errors.add(name, "This field may not be null.");
       return undefined;
@@ -173,7 +174,7 @@ async function parseValue(
         errors.add(name, "This field may not be blank.");
         return undefined;
       }
-      const max = fd.kind === "text" ? undefined : fd.max;
+      const max = sizeLimit(fd);
       if (max !== undefined && s.length > max) {
         errors.add(name, `Ensure this field has no more than ${max} characters.`);
         return undefined;
@@ -302,6 +303,11 @@ async function parseValue(
           return undefined;
         }
       }
+      const max = sizeLimit(fd);
+      if (max !== undefined && (JSON.stringify(v)?.length ?? 0) > max) {
+        errors.add(name, `Ensure this field has no more than ${max} characters (as compact JSON).`);
+        return undefined;
+      }
       return v;
     }
     case "choice": {
@@ -309,7 +315,8 @@ async function parseValue(
         errors.add(name, 'Value must be passed directly (e.g. "foo": 123); do not use a dictionary or list.');
         return undefined;
       }
-      let val: unknown = v;
+      // Surrounding whitespace is dropped as DRF's CharField `trim_whitespace` and Python's `int()` do.
+      let val: unknown = typeof v === "string" ? v.trim() : v;
       if (typeof val === "string" && /^-?\d+$/.test(val) && fd.int) val = Number(val);
       if (val === "") {
         if (fd.int) {
@@ -325,7 +332,7 @@ async function parseValue(
       }
       const c = fd.choices.find(([cv]) => cv === val || String(cv) === String(val));
       if (!c) {
-        errors.add(name, `${show(v)} is not a valid choice.`);
+        errors.add(name, `${show(val)} is not a valid choice.`);
         return undefined;
       }
       return c[0];
@@ -450,6 +457,9 @@ function validateCustomValue(
   v: unknown,
 ): string | undefined {
   if (v === null || v === undefined || v === "") return undefined;
+  const size = typeof v === "string" ? v.length : (JSON.stringify(v)?.length ?? 0);
+  if (size > SIZE_LIMITS.customFieldValue)
+    return `Ensure this value has no more than ${SIZE_LIMITS.customFieldValue} characters.`;
   switch (def.type) {
     case "text":
     case "url":
@@ -515,6 +525,7 @@ export async function parseWrite(
   before: Row | undefined,
   partial: boolean,
 ): Promise<ParsedWrite> {
+  model = modelAt(ctx, model);
   const errors = new ErrorBag();
   const record: Row = before ? structuredClone(before) : {};
   const touched = new Set<string>();
@@ -544,7 +555,11 @@ export async function parseWrite(
             ? defaultOf(fd)
             : fd.kind === "status" && fd.default
               ? fd.default
-              : (record[name] ?? (fd.kind === "m2m" || fd.kind === "cts" ? [] : null));
+              : fd.kind === "cts" && fd.versions
+                ? // Not on the wire at this API version: every allowed type (a tag at API 1.2 applies to
+                  // every taggable model, Nautobot 1.6 `TagSerializerVersion12`).
+                  ctx.reg.resolveAllowed(fd.allowed)
+                : (record[name] ?? (fd.kind === "m2m" || fd.kind === "cts" ? [] : null));
       continue;
     }
     if (fd.kind === "gfk") {
@@ -696,11 +711,12 @@ export async function parseWrite(
         errors.add("custom_fields", "Expected a dictionary of items.");
       } else {
         for (const [k, val] of Object.entries(cf as Record<string, unknown>)) {
-          const def = defs.find((d) => d.name === k);
+          // Keyed by name at API 1.2/1.3, by slug from 1.4 (`customFieldKey`); stored by name.
+          const def = defs.find((d) => customFieldKey(ctx, d) === k);
           if (!def) continue;
           const err = validateCustomValue(def, val);
           if (err) errors.add("__all__", `Invalid value for custom field '${k}': ${err}`);
-          current[k] = val;
+          current[def.name] = val;
         }
       }
     }
@@ -712,7 +728,7 @@ export async function parseWrite(
         d.required &&
         (current[d.name] === null || current[d.name] === undefined || current[d.name] === "")
       ) {
-        errors.add("__all__", `Missing required custom field '${d.name}'.`);
+        errors.add("__all__", `Missing required custom field '${customFieldKey(ctx, d)}'.`);
       }
     }
     record.custom_fields = current;

@@ -15,11 +15,12 @@ import type { CountField, FieldDef, FkField } from "../registry/meta.ts";
 import { rawRows } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
 import { loadComputed } from "./computed.ts";
-import type { Ctx } from "./context.ts";
+import { type Ctx, modelAt } from "./context.ts";
 import { computedFieldsFor, relationshipsFor } from "./object-extras.ts";
 import {
   changeMark,
   chunks,
+  customFieldKey,
   customFieldsFor,
   memoEntry,
   type Row,
@@ -157,6 +158,7 @@ export async function represent(
   opts: RepresentOptions = {},
 ): Promise<Obj[]> {
   if (!rows.length) return [];
+  model = modelAt(ctx, model);
   const fields = fieldsFor(model, mode);
   const ids = rows.map((r) => r.id as string);
   const shown = new Set(fields.map(([n]) => n));
@@ -341,7 +343,7 @@ export async function represent(
       if (cfDefs) {
         const data = row._custom_field_data ? JSON.parse(row._custom_field_data) : {};
         const cf: Obj = {};
-        for (const d of cfDefs) cf[d.name] = data[d.name] ?? null;
+        for (const d of cfDefs) cf[customFieldKey(ctx, d)] = data[d.name] ?? null;
         obj.custom_fields = cf;
       }
       if (withComputed) obj.computed_fields = {};

@@ -3,7 +3,7 @@
  * (column names) and records (field names, the shape validation rules see).
  */
 import { CompiledQuery } from "kysely";
-import type { Model } from "../registry/index.ts";
+import { type Model, versionBefore } from "../registry/index.ts";
 import { quoteId, TAGGED_COMPLETE, TAGGED_PREFIX } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
 import { type Ctx, definitionsMemo } from "./context.ts";
@@ -307,6 +307,8 @@ export async function statusesFor(ctx: Ctx, modelKey: string): Promise<Map<strin
 export interface CustomFieldDef {
   id: string;
   name: string;
+  /** The field's slug: the key of `custom_fields` dicts at API 1.4+ (`customFieldKey`). */
+  slug: string;
   type: string;
   required: boolean;
   default: unknown;
@@ -315,6 +317,15 @@ export interface CustomFieldDef {
   validation_maximum: number | null;
   validation_regex: string;
   choices: string[];
+}
+
+/**
+ * The key of a custom field in `custom_fields` dicts on the wire: its name at API 1.2 and 1.3, its slug from
+ * 1.4 (nautobot-api-core.md §1.6, Nautobot 1.6 `nautobot/extras/api/customfields.py`). Stored data stays keyed
+ * by name.
+ */
+export function customFieldKey(ctx: Ctx, def: CustomFieldDef): string {
+  return versionBefore(ctx.reg.apiVersion, "1.4") ? def.name : def.slug;
 }
 
 /** Custom fields assigned to a content type, ordered by weight then name; once per request. */
@@ -334,6 +345,7 @@ export async function customFieldsFor(ctx: Ctx, modelKey: string): Promise<Custo
     defs = rows.map((r) => ({
       id: r.id,
       name: r.name,
+      slug: r.slug || r.name,
       type: r.type,
       required: !!r.required,
       default: r.default == null ? null : JSON.parse(r.default),

@@ -23,6 +23,7 @@ import {
   definitionsChanged,
   definitionsFor,
   knownDefinitionsToken,
+  modelAt,
   SPACE_MODELS,
 } from "./context.ts";
 import {
@@ -207,22 +208,14 @@ async function writeRelations(
   tags: string[] | undefined,
   isCreate: boolean,
 ): Promise<void> {
-  for (const [name, fd] of model.fieldList) {
+  for (const [name, fd] of modelAt(ctx, model).fieldList) {
     if (fd.kind !== "m2m" && fd.kind !== "cts") continue;
-    if (fd.readOnly) continue;
+    // A field off the wire at this API version still takes its value on create (`parseWrite`).
+    if (fd.readOnly && !(isCreate && fd.versions)) continue;
     if (!isCreate && touched && !touched.has(name)) continue;
     const jt = joinTable(model, name);
     const col = fd.kind === "m2m" ? "target_id" : "content_type";
-    let values = (rec[name] as string[] | undefined) ?? [];
-    if (
-      isCreate &&
-      fd.kind === "cts" &&
-      values.length === 0 &&
-      !touched?.has(name) &&
-      model.key === "extras.tag"
-    ) {
-      values = ctx.reg.taggable();
-    }
+    const values = (rec[name] as string[] | undefined) ?? [];
     if (!isCreate) await ctx.db.deleteFrom(jt).where("source_id", "=", id).execute();
     for (const part of chunks(values, 500)) {
       if (part.length)

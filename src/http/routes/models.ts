@@ -29,7 +29,7 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
   const { config } = kit;
   const modelOf = (req: FastifyRequest): Model => {
     const { app: a, model } = req.params as { app: string; model: string };
-    const m = kit.reg.byUrl(a, model);
+    const m = kit.regFor(req).byUrl(a, model);
     if (!m) throw new NotFoundError();
     return m;
   };

@@ -143,9 +143,9 @@ export const interfaceModel = component({
   endpoint: true,
   trailing: { count_ipaddresses: f.count("ipam.ipaddress", "assigned_object") },
   fields: {
-    // Nautobot 1.6 `InterfaceSerializerVersion12`: no `status` on the wire at API 1.2 (a given status is
-    // ignored); Nautobot then stores none, we store "active" so filters and later API versions see one.
-    status: { ...f.status(), required: false, readOnly: true, hidden: true, default: "active" },
+    // Nautobot 1.6: a required status from API 1.4; `InterfaceSerializerVersion12` (API 1.2 and 1.3) has none on the
+    // wire (a given status is ignored) and a new interface is `active`.
+    status: { ...f.status(), default: "active", versions: { since: "1.4" } },
     type: f.choice(INTERFACE_TYPES, { required: true }),
     enabled: f.bool(true),
     parent_interface: f.ofk("dcim.interface", "CASCADE", {

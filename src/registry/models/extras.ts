@@ -75,9 +75,9 @@ export const tag = defineModel({
     color: COLOR,
     description: f.description(),
     tagged_items: f.computed("tagged_items", { type: "integer" }),
-    // Nautobot 1.6 `TagSerializerVersion12`: no `content_types` at API 1.2; a given list is ignored and the
-    // tag applies to every taggable model.
-    content_types: { ...f.cts("taggable"), readOnly: true, hidden: true },
+    // Nautobot 1.6 `TagSerializer` (API 1.3+): required content types; `TagSerializerVersion12` (API 1.2)
+    // has none, a given list is ignored and the tag applies to every taggable model.
+    content_types: { ...f.cts("taggable", { required: true }), versions: { since: "1.3" } },
   },
   nested: ["name", "slug", "color"],
   ordering: ["name"],
@@ -95,13 +95,21 @@ export const customField = defineModel({
     content_types: f.cts("custom_fields", { required: true }),
     type: f.choice(CUSTOM_FIELD_TYPES, { required: true }),
     // `label` before `name`, as Nautobot 1.6 `CustomFieldSerializerVersion12` renders them.
-    label: f.str(50, { default: "" }),
-    name: f.str(50, {
-      required: true,
-      unique: true,
-      pattern: [/^[a-z0-9_]+$/i, "Only alphanumeric characters and underscores are allowed."],
-    }),
-    slug: { ...f.slug("name", { max: 50, underscore: true, unique: true }) },
+    label: { ...f.str(50, { default: "" }), versions: { requiredSince: "1.4" } },
+    // On the wire at API 1.2 and 1.3 only (`CustomFieldSerializerVersion12`); from 1.4 a new field's name
+    // is its slug, and the slug comes from the label.
+    name: {
+      ...f.str(50, {
+        required: true,
+        unique: true,
+        pattern: [/^[a-z0-9_]+$/i, "Only alphanumeric characters and underscores are allowed."],
+      }),
+      versions: { until: "1.3" },
+    },
+    slug: {
+      ...f.slug("name", { max: 50, underscore: true, unique: true }),
+      versions: { requiredSince: "1.4" },
+    },
     description: f.description(),
     required: f.bool(false),
     filter_logic: f.choice(FILTER_LOGIC, { default: "loose" }),
@@ -123,6 +131,8 @@ export const customField = defineModel({
   async validate({ data, before, error, find }) {
     // API 1.2: a field created without a label is labelled with its name (CustomFieldSerializerVersion12).
     if (!before && !data.label) data.label = data.name;
+    // API 1.4+: no name on the wire, and the (required) slug is the name.
+    if (!before && !data.name) data.name = data.slug;
     if (before && before.name !== data.name) error("name", "Cannot change the name of a custom field.");
     if (before && before.type !== data.type) error("type", "Cannot change the type of a custom field.");
     if (data.type === "select" && data.default != null && data.default !== "") {
@@ -328,6 +338,7 @@ export const webhookDelivery = defineModel({
   plural: "webhook deliveries",
   path: "webhook-deliveries",
   readOnly: true,
+  viewThrough: "webhook",
   fields: {
     webhook: f.fk("extras.webhook", "CASCADE", { readOnly: true }),
     object_change: f.fk("extras.objectchange", "CASCADE", { readOnly: true, hidden: true }),
@@ -343,7 +354,6 @@ export const webhookDelivery = defineModel({
     last_attempt_at: f.datetime({ readOnly: true, nullable: true }),
     completed_at: f.datetime({ readOnly: true, nullable: true }),
     last_status_code: f.int({ readOnly: true, nullable: true }),
-  viewThrough: "webhook",
     last_error: f.text({ readOnly: true }),
     last_duration_ms: f.int({ readOnly: true, nullable: true, label: "Last duration (ms)" }),
     request: f.json({ readOnly: true, help: "The last request as sent (signature redacted)." }),

@@ -176,9 +176,9 @@ export const vmInterface = defineModel({
     virtual_machine: f.rfk("virtualization.virtualmachine", "CASCADE", { filterKey: "name" }),
     name: f.name(64, { natural: true }),
     enabled: f.bool(true),
-    // Nautobot 1.6 `VMInterfaceSerializerVersion12`: no `status` on the wire at API 1.2 (a given status is
-    // ignored); stored as `active`, as device interfaces.
-    status: { ...f.status(), required: false, readOnly: true, hidden: true, default: "active" },
+    // Nautobot 1.6: a required status from API 1.4; `VMInterfaceSerializerVersion12` (API 1.2 and 1.3) has none on the
+    // wire (a given status is ignored) and a new interface is `active`.
+    status: { ...f.status(), default: "active", versions: { since: "1.4" } },
     parent_interface: f.ofk("virtualization.vminterface", "CASCADE", {
       filterKey: "name",
       relatedName: "child_interfaces",
