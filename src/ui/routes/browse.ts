@@ -14,7 +14,7 @@ import { getRow, listRows } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
 import { childTables, listColumns } from "../children.ts";
 import { filterControls, nonBlank } from "../filters.ts";
-import { esc, markdownHtml, valueHtml } from "../format.ts";
+import { esc, markdownBudget, markdownHtml, valueHtml } from "../format.ts";
 import { PANEL_FIELDS, PANEL_TITLES, PANELS } from "../panels.ts";
 import type { UiKit } from "../plugin.ts";
 import { titleOf, uiUrl } from "../views.ts";
@@ -229,13 +229,15 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
       include: new Set(["relationships", "computed_fields"]),
     });
     if (!obj) throw new AppError(404, "Not found.");
+    // One Markdown budget for the page: comments first, then the notes (issue 23).
+    const budget = markdownBudget();
     const fields = Object.entries(obj)
       .filter(
         ([k]) => !["id", "url", "display", "notes_url"].includes(k) && !PANEL_FIELDS[model.key]?.includes(k),
       )
       .map(([k, v]) => ({
         label: model.fields[k]?.label ?? titleOf(k.replace(/_/g, " ")),
-        value: valueHtml(v, k),
+        value: valueHtml(v, k, budget),
       }));
     // Objects pointing here (a site's racks and devices, a device's interfaces): counts linking to the
     // filtered list, one count query per relation.
@@ -281,7 +283,7 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
             time: String(n.created ?? "")
               .replace("T", " ")
               .slice(0, 16),
-            note: markdownHtml(n.note),
+            note: markdownHtml(n.note, budget),
           }))
         : undefined;
     const panel = PANELS[model.key];
