@@ -11,14 +11,17 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 if (!existsSync(CHROMIUM)) {
   process.stdout.write(`# ${CHROMIUM} missing: apt-get install chromium\n`);
   const sudo = process.getuid?.() === 0 ? [] : ["sudo"];
-  const r = spawnSync(
-    sudo.length ? "sudo" : "apt-get",
-    [...(sudo.length ? ["apt-get"] : []), "install", "-y", "-q", "chromium"],
-    {
+  const apt = (...args: string[]) =>
+    spawnSync(sudo.length ? "sudo" : "apt-get", [...(sudo.length ? ["apt-get"] : []), ...args], {
       stdio: "inherit",
       env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
-    },
-  );
+    });
+  let r = apt("install", "-y", "-q", "chromium");
+  // A new machine may have no package lists yet: read them once, then try again.
+  if (r.status !== 0) {
+    apt("update", "-q");
+    r = apt("install", "-y", "-q", "chromium");
+  }
   if (r.status !== 0 || !existsSync(CHROMIUM)) {
     process.stdout.write("# could not install Chromium\n");
     process.exit(1);
