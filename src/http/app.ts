@@ -20,6 +20,7 @@ import { markWrite, writeMark } from "../store/replica.ts";
 import { type Auth, authenticate, clearTokenCache } from "./auth.ts";
 import { registerRequestDeadline } from "./deadline.ts";
 import { mapError } from "./errors.ts";
+import { pythonJsonError } from "./json-error.ts";
 import { makeKit, queryParams } from "./kit.ts";
 import { allocationRoutes } from "./routes/allocation.ts";
 import { cablePathRoutes } from "./routes/cable-paths.ts";
@@ -141,7 +142,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       }
       done(null, parsed);
     } catch (e) {
-      done(new AppError(400, `JSON parse error - ${(e as Error).message}`), undefined);
+      // Python's wording of the first error, as Nautobot's DRF parser reports it (json-error.ts).
+      done(
+        new AppError(400, `JSON parse error - ${pythonJsonError(text) ?? (e as Error).message}`),
+        undefined,
+      );
     }
   });
 

@@ -10,6 +10,7 @@ import { ErrorBag, ValidationError } from "./errors.ts";
 import { resolveRef } from "./input.ts";
 import { relationshipsOf, sidesOf } from "./object-extras.ts";
 import type { Row } from "./rows.ts";
+import { associationError } from "./validators.ts";
 
 /** One side of one relationship to set: the peers' ids, in order. */
 export interface RelationshipChange {
@@ -17,6 +18,14 @@ export interface RelationshipChange {
   /** The side the *peers* are on (`source`, `destination`, `peer`). */
   other: "source" | "destination" | "peer";
   peers: string[];
+}
+
+/**
+ * Django's `Model._meta.label` (`dcim.Site`, `ipam.IPAddress`): the app and the class name, which is the
+ * verbose name in title case without spaces for every model that can have relationships.
+ */
+export function modelLabel(model: Model): string {
+  return `${model.app}.${model.verbose.replace(/(^|\s)(\S)/g, (_m, _sp: string, c: string) => c.toUpperCase())}`;
 }
 
 const OPPOSITE = { source: "destination", destination: "source", peer: "peer" } as const;
@@ -41,7 +50,7 @@ export async function parseRelationships(
       `Expected a dictionary of items but got type "${Array.isArray(input) ? "list" : typeof input}".`,
     );
   const rels = await relationshipsOf(ctx, model.key);
-  const label = `${model.app}.${model.name}`;
+  const label = modelLabel(model);
   const out: RelationshipChange[] = [];
   for (const [slug, data] of Object.entries(input as Record<string, unknown>)) {
     const rel = rels.find((r) => r.slug === slug);
@@ -76,9 +85,9 @@ export async function parseRelationships(
 }
 
 /**
- * Replace the associations of `id` on each changed side (in the caller's transaction). One-to-one and
- * one-to-many limits are checked against the other objects' associations.
- * @throws ValidationError under `relationships` when a peer already has its single association.
+ * Replace the associations of `id` on each changed side (in the caller's transaction). Each new association
+ * is checked by `RelationshipAssociation.clean`'s rules (validators.ts `associationError`).
+ * @throws ValidationError `{"relationships": [Nautobot's message]}` when a new association breaks one.
  */
 export async function saveRelationships(
   ctx: Ctx,
@@ -105,28 +114,17 @@ export async function saveRelationships(
     }
     for (const peer of peers) {
       if (keep.has(peer)) continue;
-      if (mine === "peer" && peer === id)
-        throw new ValidationError({
-          relationships: ["An object cannot form a symmetric relationship with itself"],
-        });
-      const single =
-        rel.type === "one-to-one" ||
-        rel.type === "symmetric-one-to-one" ||
-        (rel.type === "one-to-many" && other === "destination");
-      if (single) {
-        const col = other === "peer" ? "destination_id" : `${other}_id`;
-        const taken = await ctx.db
-          .selectFrom(table)
-          .select("id")
-          .where("relationship_id", "=", rel.id)
-          .where(col, "=", peer)
-          .executeTakeFirst();
-        if (taken)
-          throw new ValidationError({
-            relationships: [`Unable to create more than one ${rel.name} association to ${peer} (${other})`],
-          });
-      }
       const [source, destination] = mine === "destination" ? [peer, id] : [id, peer];
+      // Nautobot saves each association with `validated_save()`, so its `clean()` rules and wording apply
+      // (there a 500 with the model's error; here a 400 under `relationships`).
+      const broken = await associationError(ctx, {
+        relationship: rel.id,
+        source_type: rel.source_type,
+        source_id: source,
+        destination_type: rel.destination_type,
+        destination_id: destination,
+      });
+      if (broken) throw new ValidationError({ relationships: [broken[1]] });
       await ctx.db
         .insertInto(table)
         .values({

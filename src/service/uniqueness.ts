@@ -77,6 +77,20 @@ export async function deferUniqueChecks(ctx: Ctx, model: Model, fn: () => Promis
   return true;
 }
 
+/**
+ * Which uniqueness rules a `checkUnique` call checks. `serializer`: DRF's validators, run before the model's
+ * `clean()` (`validate`): unique scalar fields and together-rules. `model`: Django's `validate_unique` of
+ * unique relations (a OneToOneField such as `primary_ip4`, `installed_device`), which Nautobot's serializers
+ * declare as nested fields without a UniqueValidator, so they are checked only after `clean()` and only
+ * when `clean()` found no error (Django excludes fields with errors). Default: both.
+ */
+export type UniquePhase = "serializer" | "model";
+
+/** Whether field `fd` is checked in `phase` (see `UniquePhase`). */
+function inPhase(fd: { kind: string }, phase: UniquePhase | undefined): boolean {
+  return phase === undefined || (phase === "model") === (fd.kind === "fk");
+}
+
 /** Uniqueness checks (DRF UniqueValidator / UniqueTogetherValidator messages). */
 export async function checkUnique(
   ctx: Ctx,
@@ -91,6 +105,7 @@ export async function checkUnique(
   before?: Row,
   /** Unique fields whose value was generated and found free in this transaction (input.ts `generatedUnique`). */
   generated?: ReadonlySet<string>,
+  phase?: UniquePhase,
 ): Promise<void> {
   const kept = (fields: readonly string[]) =>
     before !== undefined && fields.every((f) => sameScalar(rec[f], before[f]));
@@ -99,7 +114,7 @@ export async function checkUnique(
   const deferred = selfId === undefined ? deferredChecks(ctx, model) : undefined;
   const probe = (i: number) => ctx.db.selectFrom(model.table).select(sql<number>`${sql.lit(i)}`.as("r"));
   for (const [name, fd] of model.fieldList) {
-    if (!("unique" in fd) || !fd.unique) continue;
+    if (!("unique" in fd) || !fd.unique || !inPhase(fd, phase)) continue;
     if (kept([name]) || generated?.has(name)) continue;
     const v = rec[name];
     if (v === null || v === undefined || v === "") continue;
@@ -117,7 +132,7 @@ export async function checkUnique(
       message: `${model.verbose} with this ${verboseField(name)} already exists.`,
     });
   }
-  for (const u of model.uniqueTogether ?? []) {
+  for (const u of phase === "model" ? [] : (model.uniqueTogether ?? [])) {
     if ((u.whereNull ?? []).some((f) => rec[f] !== null && rec[f] !== undefined)) continue;
     if (kept([...u.fields, ...(u.whereNull ?? [])])) continue;
     const values = u.fields.map((f) => rec[f]);

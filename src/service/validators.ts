@@ -8,6 +8,7 @@ import type { Ctx } from "./context.ts";
 import { groupFilterErrors } from "./dynamic-groups.ts";
 import type { ErrorBag } from "./errors.ts";
 import { checkConfigContextData, checkLocalContext, checkSchemaDefinition } from "./json-schema.ts";
+import { nestedFor } from "./represent.ts";
 import type { Row } from "./rows.ts";
 
 const ACTIONS = new Set(["view", "add", "change", "delete"]);
@@ -68,42 +69,79 @@ async function dynamicGroup(ctx: Ctx, _model: Model, rec: Row, errors: ErrorBag)
     for (const msg of msgs) errors.add(p, msg);
 }
 
+/** `str()` of the object `id` of model `key` (its display), or undefined when it cannot be found. */
+export async function objectStr(ctx: Ctx, key: unknown, id: unknown): Promise<string | undefined> {
+  const m = ctx.reg.models.get(String(key ?? ""));
+  if (!m || typeof id !== "string") return undefined;
+  const o = (await nestedFor(ctx, m, [id], [])).get(id);
+  return o ? String(o.display) : undefined;
+}
+
 /**
- * RelationshipAssociation: the two sides have the relationship's content types, a symmetric relationship
- * does not associate an object with itself, and one-to-one / one-to-many sides hold at most one
- * association (Nautobot 1.6 `RelationshipAssociation.clean`).
+ * RelationshipAssociation, as Nautobot 1.6.32 `RelationshipAssociation.clean` words and keys it: the first
+ * broken rule only, in its order — the two sides have the relationship's content types; no object is
+ * associated with itself; a symmetric pair is not stored twice (`__all__`); one-to-one / one-to-many sides
+ * hold at most one association (`destination` / `source`, naming the object by its `str()`).
  */
 async function relationshipAssociation(ctx: Ctx, _model: Model, rec: Row, errors: ErrorBag): Promise<void> {
+  const msg = await associationError(ctx, rec);
+  if (msg) errors.add(msg[0], msg[1]);
+}
+
+/**
+ * The first rule of `RelationshipAssociation.clean` that the association `rec` (`relationship`,
+ * `source_type`, `source_id`, `destination_type`, `destination_id`; `id` when stored) breaks, as
+ * `[key, message]`, or undefined. Shared by the association endpoint and objects' `relationships` key.
+ */
+export async function associationError(ctx: Ctx, rec: Row): Promise<[string, string] | undefined> {
   const rel = await ctx.db
     .selectFrom("extras_relationship")
     .selectAll()
     .where("id", "=", String(rec.relationship ?? ""))
     .executeTakeFirst();
-  if (!rel) return;
+  if (!rel) return undefined;
   for (const side of ["source", "destination"] as const) {
     if (rec[`${side}_type`] !== rel[`${side}_type`])
-      errors.add(`${side}_type`, `${side}_type has a different value than defined in ${rel.name}`);
+      return [`${side}_type`, `${side}_type has a different value than defined in ${rel.name}`];
   }
-  if (errors.has()) return;
+  if (rec.source_type === rec.destination_type && rec.source_id === rec.destination_id)
+    return ["destination_id", "An object cannot form a RelationshipAssociation with itself"];
   const type = String(rel.type);
-  if (type.startsWith("symmetric-") && rec.source_id === rec.destination_id)
-    errors.add("destination_id", "An object cannot form a symmetric relationship with itself");
-  const others = ctx.db
-    .selectFrom("extras_relationshipassociation")
-    .select("id")
-    .where("relationship_id", "=", rel.id)
-    .where("id", "!=", String(rec.id ?? ""));
-  const taken = async (side: "source" | "destination") =>
-    !!(await others.where(`${side}_id`, "=", String(rec[`${side}_id`])).executeTakeFirst());
-  if (type === "one-to-one" || type === "one-to-many" || type === "symmetric-one-to-one") {
-    if (type !== "one-to-many" && (await taken("source")))
-      errors.add("source_id", `Unable to create more than one ${rel.name} association from the same source`);
-    if (await taken("destination"))
-      errors.add(
-        "destination_id",
-        `Unable to create more than one ${rel.name} association to the same destination`,
-      );
-  }
+  const all = () =>
+    ctx.db.selectFrom("extras_relationshipassociation").select("id").where("relationship_id", "=", rel.id);
+  const others = () => all().where("id", "!=", String(rec.id ?? ""));
+  const exists = async (q: ReturnType<typeof all>) => !!(await q.executeTakeFirst());
+  const src = async () => (await objectStr(ctx, rec.source_type, rec.source_id)) ?? String(rec.source_id);
+  const dst = async () =>
+    (await objectStr(ctx, rec.destination_type, rec.destination_id)) ?? String(rec.destination_id);
+  const sourceId = String(rec.source_id);
+  const destinationId = String(rec.destination_id);
+  if (
+    type.startsWith("symmetric-") &&
+    (await exists(all().where("destination_id", "=", sourceId).where("source_id", "=", destinationId)))
+  )
+    return ["__all__", `A ${rel.name} association already exists between ${await src()} and ${await dst()}`];
+  if (type === "many-to-many" || type === "symmetric-many-to-many") return undefined;
+  if (await exists(others().where("destination_id", "=", destinationId)))
+    return [
+      "destination",
+      `Unable to create more than one ${rel.name} association to ${await dst()} (destination)`,
+    ];
+  if (type === "one-to-many") return undefined;
+  if (await exists(others().where("source_id", "=", sourceId)))
+    return ["source", `Unable to create more than one ${rel.name} association from ${await src()} (source)`];
+  if (type !== "symmetric-one-to-one") return undefined;
+  if (await exists(all().where("destination_id", "=", sourceId)))
+    return [
+      "source",
+      `Unable to create more than one ${rel.name} association involving ${await src()} (peer)`,
+    ];
+  if (await exists(all().where("source_id", "=", destinationId)))
+    return [
+      "destination",
+      `Unable to create more than one ${rel.name} association involving ${await dst()} (peer)`,
+    ];
+  return undefined;
 }
 
 const VALIDATORS: Record<string, (ctx: Ctx, model: Model, rec: Row, errors: ErrorBag) => Promise<void>> = {

@@ -1,7 +1,8 @@
 /**
  * Writes: create, update and delete of any registered model, inside the caller's transaction.
  *
- * Order per object (create/update): parse input (input.ts) → uniqueness → model `validate` → row write →
+ * Order per object (create/update): parse input (input.ts) → uniqueness (DRF validators) → model `validate`
+ * → uniqueness of unique relations (Django `validate_unique`, uniqueness.ts `UniquePhase`) → row write →
  * tags/M2M → side-effect hook → change record. Deletes apply the registry's on-delete rules (PROTECT →
  * 409 listing the dependents, CASCADE, SET_NULL) across the whole cascade set before touching a row.
  * Change log rows (ObjectChange) are written set-wise when the transaction's changes are flushed
@@ -273,8 +274,9 @@ export async function createObject(
   const { record, errors } = parsed;
   const relChanges = await parseRelationships(ctx, model, relationshipsIn(body), errors);
   if (!errors.has())
-    await checkUnique(ctx, model, record, undefined, errors, undefined, parsed.generatedUnique);
+    await checkUnique(ctx, model, record, undefined, errors, undefined, parsed.generatedUnique, "serializer");
   if (!errors.has()) await runValidate(ctx, model, record, undefined, errors);
+  if (!errors.has()) await checkUnique(ctx, model, record, undefined, errors, undefined, undefined, "model");
   await runServiceValidate(ctx, model, record, errors);
   errors.throwIfAny();
   await checkRequiredRelationships(ctx, model, relChanges, undefined, relationshipsIn(body) !== undefined);
@@ -343,8 +345,10 @@ export async function updateObject(
   const parsed = await parseWrite(ctx, model, body, before, partial);
   const { record, errors } = parsed;
   const relChanges = await parseRelationships(ctx, model, relationshipsIn(body), errors);
-  if (!errors.has()) await checkUnique(ctx, model, record, id, errors, before, parsed.generatedUnique);
+  if (!errors.has())
+    await checkUnique(ctx, model, record, id, errors, before, parsed.generatedUnique, "serializer");
   if (!errors.has()) await runValidate(ctx, model, record, before, errors);
+  if (!errors.has()) await checkUnique(ctx, model, record, id, errors, before, undefined, "model");
   await runServiceValidate(ctx, model, record, errors);
   errors.throwIfAny();
   await checkRequiredRelationships(ctx, model, relChanges, id, relationshipsIn(body) !== undefined);

@@ -245,7 +245,7 @@ describe("extras attached to objects", () => {
       body: { relationships: { bogus: {} } },
     });
     assert.equal(bogus.status, 400);
-    assert.deepEqual(bogus.body, { relationships: ['"bogus" is not a relationship on dcim.site'] });
+    assert.deepEqual(bogus.body, { relationships: ['"bogus" is not a relationship on dcim.Site'] });
     const side = await s.api(`/api/ipam/vlans/${vlan1.id}/`, {
       method: "PATCH",
       body: { relationships: { site_vlan: { destination: { objects: [] } } } },

@@ -880,6 +880,13 @@ export const device = defineModel({
       errorKey: "name",
     },
     { fields: ["virtual_chassis", "vc_position"] },
+    // DeviceSerializer.validate: its own UniqueTogetherValidator, checked before Device.clean().
+    {
+      fields: ["rack", "position", "face"],
+      message:
+        "The position and face is already occupied on this rack. The fields rack, position, face must make a unique set.",
+      errorKey: "non_field_errors",
+    },
   ],
   features: ["statuses", "locations"],
   filters: {

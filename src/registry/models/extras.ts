@@ -253,7 +253,7 @@ export const webhook = defineModel({
    */
   async validate({ data, before, error, find, actor, settings }) {
     if (!data.type_create && !data.type_update && !data.type_delete) {
-      error("type_create", "You must select at least one type: create, update, and/or delete.");
+      error("__all__", "You must select at least one type: create, update, and/or delete.");
     }
     if (!data.ssl_verification && data.ca_file_path) {
       error("ca_file_path", "Do not specify a CA certificate file if SSL verification is disabled.");
