@@ -11,7 +11,7 @@ import { AppError, NotFoundError, PermissionDenied } from "../service/errors.ts"
 import { redactDeliveries } from "../service/outbox.ts";
 import { type Action, mayDo } from "../service/permissions.ts";
 import { getRow, type ListParams, plainLookup } from "../service/read.ts";
-import { represent } from "../service/represent.ts";
+import { type RepresentOptions, represent } from "../service/represent.ts";
 import type { Row } from "../service/rows.ts";
 import { readBack } from "../service/write.ts";
 import type { Store } from "../store/db.ts";
@@ -85,7 +85,12 @@ export interface HttpKit {
   /** `need` with the action of the request's method; writes to read-only models are left to their 405. */
   needForMethod(req: FastifyRequest, model: Model): void;
   /** Full representations of `ids`, in that order, as this user may read them. */
-  renderIds(ctx: Ctx, model: Model, ids: string[]): Promise<Array<Record<string, unknown>>>;
+  renderIds(
+    ctx: Ctx,
+    model: Model,
+    ids: string[],
+    opts?: RepresentOptions,
+  ): Promise<Array<Record<string, unknown>>>;
   /** What this user may read of rendered objects (receivers' answers only for who may change the webhook). */
   visible(
     ctx: Ctx,
@@ -156,6 +161,7 @@ export function makeKit(store: Store, reg: Registry, config: Config, settings: S
       assumedDefinitions: req.assumedDefinitions,
       db: req.readDb,
       grants: req.grants,
+      restApi: true,
     });
   return {
     store,
@@ -196,9 +202,9 @@ export function makeKit(store: Store, reg: Registry, config: Config, settings: S
         throw new AppError(403, "Authentication credentials were not provided.");
     },
     visible,
-    async renderIds(ctx, model, ids) {
+    async renderIds(ctx, model, ids, opts) {
       const ordered = await readBack(ctx, model, ids);
-      const out = await visible(ctx, model, await represent(ctx, model, ordered, "full"));
+      const out = await visible(ctx, model, await represent(ctx, model, ordered, "full", opts));
       return out.map((o) => withTokenKey(ctx, model, o));
     },
     isBrief(req) {

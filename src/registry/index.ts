@@ -4,7 +4,7 @@
  * Derived facts live here so that generic code never re-derives them: table and column names,
  * reverse relations (for on-delete rules and counts), features (content-type groups), URL lookup.
  */
-import type { FieldDef, ModelDef } from "./meta.ts";
+import { type FieldDef, type ModelDef, noteContentTypeLabel } from "./meta.ts";
 import { models as circuits } from "./models/circuits.ts";
 import { models as dcim } from "./models/dcim.ts";
 import { models as dcimComponents } from "./models/dcim-components.ts";
@@ -75,6 +75,8 @@ export interface Model extends ModelDef {
   ctId: number;
   /** Natural key used by `<fk>` filters and nested lookups: slug if present, else name. */
   naturalKey: string | undefined;
+  /** Writes are change-logged and webhooked (`ModelDef.changeLogged`, resolved; never for read-only models). */
+  changeLogged: boolean;
 }
 
 /** A relation pointing at a model: `from.field` references it. */
@@ -180,7 +182,9 @@ export class Registry {
         ctId: keys.indexOf(key) + 1,
         naturalKey: def.fields.slug ? "slug" : def.fields.name ? "name" : undefined,
         loginRequired: def.loginRequired ?? !INVENTORY_APPS.has(def.app),
+        changeLogged: !def.readOnly && (def.changeLogged ?? !!def.changelog),
       };
+      noteContentTypeLabel(def);
       this.models.set(key, model);
       const pathKey = `${def.app}/${def.path}`;
       if (this.byPath.has(pathKey)) throw new RegistryError(`duplicate path ${pathKey}`);
@@ -251,8 +255,10 @@ export class Registry {
           .map((m) => m.key)
           .sort();
       case "relationships":
+        // Models with the `relationships` key, and those declaring the feature without the key (Nautobot
+        // 1.6 lists interface redundancy group associations as relationship content types).
         return all
-          .filter((m) => hasRelationships(m))
+          .filter((m) => hasRelationships(m) || (m.features ?? []).includes("relationships"))
           .map((m) => m.key)
           .sort();
       case "webhooks":
@@ -318,14 +324,19 @@ export function versionBefore(a: string, b: string): boolean {
 
 /**
  * A field as it is at `version`: as declared inside its `versions` range, else hidden and read-only (never
- * required), as Nautobot's older serializer classes leave it out (`FieldBase.versions`).
+ * required), as Nautobot's older serializer classes leave it out (`FieldBase.versions`); from `requiredSince`
+ * required, and a slug then has to be given (not generated).
  */
 export function fieldAtVersion(fd: FieldDef, version: string): FieldDef {
   const v = fd.versions;
   if (!v) return fd;
   const on = !(v.since && versionBefore(version, v.since)) && !(v.until && versionBefore(v.until, version));
   if (!on) return { ...fd, hidden: true, readOnly: true, required: false };
-  return v.requiredSince && !versionBefore(version, v.requiredSince) ? { ...fd, required: true } : fd;
+  if (!v.requiredSince || versionBefore(version, v.requiredSince)) return fd;
+  // A slug required on the wire is no longer generated when omitted (Nautobot 1.6 `CustomFieldSerializer`).
+  return fd.kind === "slug"
+    ? { ...fd, required: true, from: undefined, orFrom: undefined }
+    : { ...fd, required: true };
 }
 
 function declarationsAt(version: string): ModelDef[] {

@@ -40,6 +40,14 @@ interface FieldBase {
   /** Do not generate the automatic exact filter for this field. */
   noFilter?: boolean;
   /**
+   * Every REST API write (create, PUT, PATCH, bulk) whose data does not give the field sets it to its
+   * `default`, also on update and also at API versions where the field is off the wire, as a serializer's
+   * `validate()` does (Nautobot 1.6 `VMInterfaceSerializerVersion12.validate`, inherited by
+   * `VMInterfaceSerializer`: a VM interface written without a status becomes `active`). Web-form writes
+   * keep the stored value (`Ctx.restApi`).
+   */
+  defaultOnWrite?: boolean;
+  /**
    * API versions at which the field is on the wire, as declared (Nautobot 1.6's `*SerializerVersion1x`
    * classes, nautobot-models.md §0.2): from `since` through `until` (either open). At other versions it is
    * hidden and read-only (a create stores its `default`, or for a tag's content types every taggable model);
@@ -80,6 +88,8 @@ export interface SlugField extends FieldBase {
   max?: number;
   /** Field(s) the slug is generated from when omitted (AutoSlugField `populate_from`). */
   from?: string;
+  /** Field the slug is generated from when `from` is blank (Nautobot `CustomField`: `label or name`). */
+  orFrom?: string;
   /** Use `_` instead of `-` (custom fields). */
   underscore?: boolean;
 }
@@ -194,7 +204,10 @@ export interface IpField extends FieldBase {
 export interface MacField extends FieldBase {
   kind: "mac";
 }
-/** A read-only count of rows of `model` whose `via` FK points at this row. */
+/**
+ * A read-only count of rows of `model` whose `via` FK points at this row. Nautobot annotates it on the
+ * viewset's queryset, so a create's response leaves it out (see `ComputedField.annotation`).
+ */
 export interface CountField extends FieldBase {
   kind: "count";
   model: string;
@@ -206,8 +219,27 @@ export interface CountField extends FieldBase {
 export interface ComputedField extends FieldBase {
   kind: "computed";
   loader: string;
-  /** OPTIONS type to report. */
+  /**
+   * Nautobot 1.6 computes the value as a queryset annotation, which the instance a create saves does not
+   * carry: a create's response leaves the key out (`"absent"`: an `IntegerField(read_only=True)`, which DRF
+   * skips) or shows null (`"null"`: a `SerializerMethodField` reading `getattr(obj, name, None)`, such as
+   * `tree_depth`). Count fields (`CountField`) are annotations and always left out.
+   */
+  annotation?: "absent" | "null";
+  /**
+   * OPTIONS type to report, as DRF's SimpleMetadata names the Nautobot 1.6.32 serializer field ("integer"
+   * for an IntegerField, "nested object" for a nested serializer); default "field" (SerializerMethodField,
+   * ReadOnlyField, Nautobot's ChoiceField, TimeZoneSerializerField). "json" marks a JSON value (GraphQL's
+   * GenericScalar) and is reported as "field", as DRF reports Nautobot's JSONField.
+   */
   type?: string;
+  /** OPTIONS type in the model's nested serializer when it differs (a nested IP address's `family` is an "integer"). */
+  nestedType?: string;
+  /**
+   * The model whose nested serializer the value is (Nautobot's `NestedIPAddressSerializer` for
+   * `primary_ip`): OPTIONS shows its `children`, or with `many` a list ("field") whose `child` has them.
+   */
+  target?: { model: string; many?: boolean };
   /**
    * For the `reverse_nested` loader: the rows of `model` whose FK `via` points at this row, nested, in
    * that model's ordering (a secrets group's `secrets`, a dynamic group's `children`).
@@ -424,6 +456,31 @@ export interface ModelDef {
   serviceValidate?: string;
   /** Named side-effect hooks after create/update (in the write transaction). */
   afterWrite?: string;
+  /**
+   * Named side-effect hook run before a delete (src/service/hooks.ts, Nautobot's `pre_delete` signals), for
+   * every object the delete removes, cascaded ones included, before any row changes (a cable re-saves
+   * its terminations: `dcim/signals.py::nullify_connected_endpoints`).
+   */
+  beforeDelete?: string;
+  /**
+   * Named rule (src/service/delete-guards.ts) run for the objects a delete names directly, not those it
+   * cascades to (Nautobot's `Model.delete()` overrides): the ids it returns are refused with the 409 of a
+   * protected delete, naming those objects (a custom-field choice in use or a field's default).
+   */
+  deleteGuard?: string;
+  /**
+   * Foreign keys whose targets Nautobot saves again whenever this object is saved (created, updated, or
+   * re-saved as a side effect), so they are change-logged (and webhooked) as updated in the same request:
+   * a circuit termination saves its circuit (`circuits/signals.py::update_circuit`).
+   */
+  savesAlso?: readonly string[];
+  /**
+   * Whether writes are recorded in the change log and sent to webhooks. Default: `changelog` (Nautobot's
+   * `ChangeLoggedModel`, which brings created/last_updated and `to_objectchange`). Set for models that
+   * define `to_objectchange` without the timestamps (VM interfaces); plain `BaseModel`s (relationship and
+   * secrets-group associations, tokens, users, groups, permissions) are not logged.
+   */
+  changeLogged?: boolean;
   /** Features this model belongs to (`cable_terminations`, `locations`, `statuses`, ...). */
   features?: readonly string[];
 }
@@ -522,4 +579,20 @@ export const f = {
 /** Declare a model (identity function that keeps the literal type checked). */
 export function defineModel(def: ModelDef): ModelDef {
   return def;
+}
+
+/** Django's `str(ContentType)` of every model a registry was built with, by content type key. */
+const CONTENT_TYPE_LABELS = new Map<string, string>();
+
+/** Remember a model's content type label (called by the `Registry` constructor for each model). */
+export function noteContentTypeLabel(def: ModelDef): void {
+  CONTENT_TYPE_LABELS.set(`${def.app}.${def.name}`, `${def.app} | ${def.verbose}`);
+}
+
+/**
+ * Django's `str(ContentType)` for a content type key: `<app_label> | <verbose_name>` (`dcim | region`,
+ * `ipam | IP address`; Django 3.2 `ContentType.app_labeled_name`); the key itself for an unknown one.
+ */
+export function contentTypeLabel(key: string): string {
+  return CONTENT_TYPE_LABELS.get(key) ?? key;
 }

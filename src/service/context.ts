@@ -60,6 +60,8 @@ export interface Ctx {
   grants?: Grants | undefined;
   /** Do not instantiate device components from templates (the NetBox importer loads the real ones). */
   skipTemplates?: boolean;
+  /** A REST API request: its writes apply the serializers' rules (`FieldBase.defaultOnWrite`). */
+  restApi?: boolean;
   /**
    * Check each item of a bulk create before writing the next (service/write.ts `createMany`): set when the
    * transaction runs again after the bulk's deferred checks found a clash.
@@ -192,6 +194,8 @@ export function makeCtx(args: {
   /** Read from this database instead of the store's (a streaming replica); reads only. */
   db?: Kysely<any> | undefined;
   grants?: Grants | undefined;
+  /** `Ctx.restApi`. */
+  restApi?: boolean;
 }): Ctx {
   const cache = args.cached ? sharedFor(args.store, args.token) : undefined;
   let nested = new Map<string, Map<string, Record<string, unknown>>>();
@@ -213,6 +217,7 @@ export function makeCtx(args: {
     defs: definitionsFor(args.store, args.definitionsToken),
     freshTokenKeys: new Map(),
     grants: args.grants,
+    ...(args.restApi ? { restApi: true } : {}),
     assumedDefinitions: args.assumedDefinitions,
   };
 }

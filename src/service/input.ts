@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { hostText, IpParseError, networkText, parseCidr } from "../net/ip.ts";
 import { normalizeUuid } from "../query/filters.ts";
-import type { Model } from "../registry/index.ts";
+import { type Model, versionBefore } from "../registry/index.ts";
 import { type FieldDef, type FkField, SIZE_LIMITS, sizeLimit } from "../registry/meta.ts";
 import { storedTime } from "../store/values.ts";
 import { type Ctx, modelAt } from "./context.ts";
@@ -270,7 +270,7 @@ async function parseValue(
     }
     case "json": {
       if (fd.object && (typeof v !== "object" || Array.isArray(v))) {
-        errors.add(name, "JSON data must be in object form");
+        errors.add(name, 'JSON data must be in object form. Example: {"foo": 123}'); // ConfigContext(Model).clean
         return undefined;
       }
       if (fd.array) {
@@ -548,6 +548,13 @@ export async function parseWrite(
   }
   if (errors.has()) return { record, touched, tags, errors };
   for (const [name, fd] of model.fieldList) {
+    if (before && fd.defaultOnWrite && ctx.restApi && !(name in input && !fd.readOnly)) {
+      // A REST write that gives no value resets the field (`FieldBase.defaultOnWrite`); a PUT still has
+      // to name a required field.
+      if (fd.required && !partial) errors.add(name, "This field is required.");
+      else record[name] = fd.kind === "status" ? fd.default : defaultOf(fd);
+      continue;
+    }
     if (fd.readOnly || fd.kind === "count" || fd.kind === "computed") {
       if (!before)
         record[name] =
@@ -640,7 +647,7 @@ export async function parseWrite(
   const generatedUnique = new Set<string>();
   for (const [name, fd] of model.fieldList) {
     if (fd.kind !== "slug" || touched.has(name) || before?.[name]) continue;
-    const src = fd.from ? record[fd.from] : undefined;
+    const src = (fd.from ? record[fd.from] : undefined) || (fd.orFrom ? record[fd.orFrom] : undefined);
     if (typeof src !== "string" || !src) {
       if (fd.required && !partial) errors.add(name, "This field is required.");
       continue;
@@ -713,7 +720,14 @@ export async function parseWrite(
         for (const [k, val] of Object.entries(cf as Record<string, unknown>)) {
           // Keyed by name at API 1.2/1.3, by slug from 1.4 (`customFieldKey`); stored by name.
           const def = defs.find((d) => customFieldKey(ctx, d) === k);
-          if (!def) continue;
+          if (!def) {
+            // Nautobot 1.6 `CustomFieldsDataField.to_internal_value`: before 1.4 the dict is stored as sent,
+            // undefined keys too (`CustomFieldModel.clean` only logs them): they are kept, not shown in
+            // `custom_fields`, and a custom field later defined with that name shows the value. From 1.4
+            // only keys that are a custom field's slug are mapped to names; the others are dropped.
+            if (versionBefore(ctx.reg.apiVersion, "1.4")) current[k] = val;
+            continue;
+          }
           const err = validateCustomValue(def, val);
           if (err) errors.add("__all__", `Invalid value for custom field '${k}': ${err}`);
           current[def.name] = val;

@@ -6,7 +6,7 @@
 import { targetProblem } from "../../net/targets.ts";
 import { CA_FILE_UNUSABLE, readCaFile } from "../../net/tls.ts";
 import { checkTemplate } from "../../template/jinja.ts";
-import { defineModel, f, type ModelDef } from "../meta.ts";
+import { contentTypeLabel, defineModel, f, type ModelDef } from "../meta.ts";
 
 const COLOR = f.str(6, { default: "9e9e9e", format: "color" });
 
@@ -74,7 +74,7 @@ export const tag = defineModel({
     slug: { ...f.slug("name", { unique: true }), required: true },
     color: COLOR,
     description: f.description(),
-    tagged_items: f.computed("tagged_items", { type: "integer" }),
+    tagged_items: f.computed("tagged_items", { type: "integer", annotation: "absent" }),
     // Nautobot 1.6 `TagSerializer` (API 1.3+): required content types; `TagSerializerVersion12` (API 1.2)
     // has none, a given list is ignored and the tag applies to every taggable model.
     content_types: { ...f.cts("taggable", { required: true }), versions: { since: "1.3" } },
@@ -106,15 +106,17 @@ export const customField = defineModel({
       }),
       versions: { until: "1.3" },
     },
+    // Nautobot 1.6 `CustomField.slug` is populated from the label (`label or name` when blank,
+    // `_fixup_empty_fields`), at API 1.2/1.3 as well (`CustomFieldSerializerVersion12.validate`).
     slug: {
-      ...f.slug("name", { max: 50, underscore: true, unique: true }),
+      ...f.slug("label", { max: 50, underscore: true, unique: true, orFrom: "name" }),
       versions: { requiredSince: "1.4" },
     },
     description: f.description(),
     required: f.bool(false),
     filter_logic: f.choice(FILTER_LOGIC, { default: "loose" }),
     default: f.json({ nullable: true }),
-    weight: f.int({ default: 100, min: 0 }),
+    weight: f.int({ default: 100, min: 0, max: 32_767 }),
     validation_minimum: f.int({ nullable: true }),
     validation_maximum: f.int({ nullable: true }),
     validation_regex: f.str(500, { default: "" }),
@@ -133,8 +135,10 @@ export const customField = defineModel({
     if (!before && !data.label) data.label = data.name;
     // API 1.4+: no name on the wire, and the (required) slug is the name.
     if (!before && !data.name) data.name = data.slug;
-    if (before && before.name !== data.name) error("name", "Cannot change the name of a custom field.");
-    if (before && before.type !== data.type) error("type", "Cannot change the type of a custom field.");
+    // CustomField.clean: immutable once created, checked in this order, the first one only.
+    if (before && before.name !== data.name) error("name", "Name cannot be changed once created");
+    else if (before && before.slug !== data.slug) error("slug", "Slug cannot be changed once created");
+    else if (before && before.type !== data.type) error("type", "Type cannot be changed once created");
     if (data.type === "select" && data.default != null && data.default !== "") {
       // Choices are rows of custom-field choices, so a new field has none yet (Nautobot 1.6 `CustomField.clean`).
       const choices = before ? await find("extras.customfieldchoice", { field: before.id }, 10000) : [];
@@ -149,6 +153,12 @@ export const customField = defineModel({
     }
     if (data.validation_maximum != null && data.type !== "integer") {
       error("validation_maximum", "A maximum value may be set only for numeric fields");
+    }
+    if (data.validation_regex && !["text", "url", "select", "multi-select"].includes(String(data.type))) {
+      error(
+        "validation_regex",
+        "Regular expression validation is supported only for text, URL and select fields",
+      );
     }
   },
 });
@@ -402,8 +412,9 @@ export const objectChange = defineModel({
     base_url: f.str(300, { readOnly: true, hidden: true, noFilter: true, nullable: true }),
   },
   nested: [],
+  // Nautobot 1.6 `ObjectChange.__str__`: "<str(content type)> <object_repr> <action, lower case> by <user_name>".
   display: (r) =>
-    `${r.changed_object_type} ${r.object_repr} ${r.action === "create" ? "created" : r.action === "update" ? "updated" : "deleted"} by ${r.user_name}`,
+    `${contentTypeLabel(String(r.changed_object_type))} ${r.object_repr} ${r.action === "create" ? "created" : r.action === "update" ? "updated" : "deleted"} by ${r.user_name}`,
   ordering: ["-time"],
   search: ["object_repr", "user_name"],
   filters: {

@@ -104,18 +104,24 @@ export const virtualMachine = defineModel({
   fields: {
     name: f.name(64, { natural: true }),
     status: f.status(),
-    site: { ...f.computed("via", { type: "nested object" }), path: "cluster.site" } as never,
-    location: { ...f.computed("via", { type: "nested object" }), path: "cluster.location" } as never,
+    site: {
+      ...f.computed("via", { type: "nested object", target: { model: "dcim.site" } }),
+      path: "cluster.site",
+    } as never,
+    location: {
+      ...f.computed("via", { type: "nested object", target: { model: "dcim.location" } }),
+      path: "cluster.location",
+    } as never,
     cluster: f.rfk("virtualization.cluster", "PROTECT"),
     role: f.ofk("dcim.devicerole", "PROTECT", { limitTo: { vm_role: true } }),
     tenant: f.ofk("tenancy.tenant", "PROTECT"),
     platform: f.ofk("dcim.platform", "SET_NULL"),
-    primary_ip: f.computed("primary_ip", { type: "nested object" }),
+    primary_ip: f.computed("primary_ip", { type: "nested object", target: { model: "ipam.ipaddress" } }),
     primary_ip4: f.ofk("ipam.ipaddress", "SET_NULL", { unique: true, filterKey: false }),
     primary_ip6: f.ofk("ipam.ipaddress", "SET_NULL", { unique: true, filterKey: false }),
     vcpus: f.int({ nullable: true, min: 0, max: 32767 }),
-    memory: f.int({ nullable: true, min: 0 }),
-    disk: f.int({ nullable: true, min: 0 }),
+    memory: f.int({ nullable: true, min: 0, max: 2_147_483_647 }),
+    disk: f.int({ nullable: true, min: 0, max: 2_147_483_647 }),
     comments: f.comments(),
     local_context_data: f.json({ nullable: true, object: true }),
     local_context_schema: f.ofk("extras.configcontextschema", "SET_NULL"),
@@ -170,6 +176,8 @@ export const vmInterface = defineModel({
   name: "vminterface",
   verbose: "VM interface",
   path: "interfaces",
+  // Nautobot's VMInterface is a BaseModel with its own `to_objectchange`: logged, without timestamps.
+  changeLogged: true,
   customFields: true,
   tags: true,
   fields: {
@@ -178,7 +186,9 @@ export const vmInterface = defineModel({
     enabled: f.bool(true),
     // Nautobot 1.6: a required status from API 1.4; `VMInterfaceSerializerVersion12` (API 1.2 and 1.3) has none on the
     // wire (a given status is ignored) and a new interface is `active`.
-    status: { ...f.status(), default: "active", versions: { since: "1.4" } },
+    // Every REST write that gives no status makes it `active`, updates included and at every version
+    // (`VMInterfaceSerializerVersion12.validate`, inherited by the 1.4+ `VMInterfaceSerializer`).
+    status: { ...f.status(), default: "active", versions: { since: "1.4" }, defaultOnWrite: true },
     parent_interface: f.ofk("virtualization.vminterface", "CASCADE", {
       filterKey: "name",
       relatedName: "child_interfaces",
