@@ -114,6 +114,81 @@ describe("validation messages as Nautobot 1.6.32 words them", () => {
     }
   });
 
+  it("clean() messages and keys of racks, interfaces, cables, custom fields, export templates, config contexts", async () => {
+    const bad = async (method: string, path: string, body: unknown, want: unknown) => {
+      const r = await s.api(path, { method, body });
+      assert.equal(r.status, 400, `${method} ${path} ${JSON.stringify(r.body)}`);
+      assert.deepEqual(r.body, want, `${method} ${path}`);
+    };
+    await make("rg", "/api/dcim/rack-groups/", { name: "rg", slug: "rg", site: id.s2 });
+    await bad(
+      "POST",
+      "/api/dcim/racks/",
+      { name: "r2", site: id.s1, status: "active", group: id.rg },
+      { __all__: ["Assigned rack group must belong to parent site (s1)."] },
+    );
+    await make("lag", "/api/dcim/interfaces/", {
+      device: id.d3,
+      name: "lag0",
+      type: "lag",
+      status: "active",
+    });
+    await bad(
+      "POST",
+      "/api/dcim/interfaces/",
+      { device: id.d1, name: "eth9", type: "1000base-t", status: "active", lag: id.lag },
+      { lag: ["The selected LAG interface (lag0) belongs to a different device (d3)."] },
+    );
+    await make("rp", "/api/dcim/rear-ports/", { device: id.d1, name: "rp", type: "8p8c", positions: 1 });
+    await make("fp", "/api/dcim/front-ports/", {
+      device: id.d1,
+      name: "fp",
+      type: "8p8c",
+      rear_port: id.rp,
+      rear_port_position: 1,
+    });
+    await bad(
+      "POST",
+      "/api/dcim/cables/",
+      {
+        termination_a_type: "dcim.frontport",
+        termination_a_id: id.fp,
+        termination_b_type: "dcim.rearport",
+        termination_b_id: id.rp,
+        status: "connected",
+      },
+      { __all__: ["A front port cannot be connected to it corresponding rear port"] },
+    );
+    await make("cf", "/api/extras/custom-fields/", {
+      name: "cf1",
+      label: "cf one",
+      type: "integer",
+      content_types: ["dcim.site"],
+    });
+    const cf = `/api/extras/custom-fields/${id.cf}/`;
+    await bad("PATCH", cf, { name: "cf2" }, { name: ["Name cannot be changed once created"] });
+    await bad("PATCH", cf, { type: "text" }, { type: ["Type cannot be changed once created"] });
+    await bad(
+      "PATCH",
+      cf,
+      { validation_regex: "^a" },
+      {
+        validation_regex: ["Regular expression validation is supported only for text, URL and select fields"],
+      },
+    );
+    await bad(
+      "POST",
+      "/api/extras/config-contexts/",
+      { name: "cc", data: [1] },
+      { data: ['JSON data must be in object form. Example: {"foo": 123}'] },
+    );
+    const et = { name: "et", content_type: "dcim.site", template_code: "x" };
+    assert.equal((await post("/api/extras/export-templates/", et)).status, 201);
+    await bad("POST", "/api/extras/export-templates/", et, {
+      name: ["An ExportTemplate with this name and content type already exists."],
+    });
+  });
+
   describe("relationship associations (RelationshipAssociation.clean)", () => {
     let rel: string;
     let srel: string;

@@ -208,8 +208,20 @@ export const interfaceModel = component({
       const l = await a.get("dcim.interface", d.lag);
       if (l) {
         if (l.type !== "lag") a.error("lag", `The selected LAG interface (${l.name}) is not a LAG.`);
-        if (!(await sameDeviceOrVc(a, l.device)))
-          a.error("lag", `The selected LAG interface (${l.name}) belongs to a different device`);
+        if (!(await sameDeviceOrVc(a, l.device))) {
+          // Interface.clean: names the LAG's device, and the virtual chassis when this device is in one.
+          const mine = await a.get("dcim.device", d.device);
+          const theirs = await a.get("dcim.device", l.device);
+          const vc = mine?.virtual_chassis
+            ? await a.get("dcim.virtualchassis", mine.virtual_chassis)
+            : undefined;
+          a.error(
+            "lag",
+            vc
+              ? `The selected LAG interface (${l.name}) belongs to ${theirs?.name}, which is not part of virtual chassis ${vc.name}.`
+              : `The selected LAG interface (${l.name}) belongs to a different device (${theirs?.name}).`,
+          );
+        }
       }
       if (VIRTUAL_INTERFACE_TYPES.has(type) && type === "virtual")
         a.error("lag", "Virtual interfaces cannot have a parent LAG interface.");

@@ -500,7 +500,7 @@ export const rack = defineModel({
       const g = await a.get("dcim.rackgroup", d.group);
       if (g && g.site !== d.site)
         a.error(
-          "group",
+          "__all__",
           `Assigned rack group must belong to parent site (${(await a.get("dcim.site", d.site))?.name}).`,
         );
       if (g?.location && d.location && g.location !== d.location) {
@@ -1301,7 +1301,8 @@ export const cable = defineModel({
         (ta === "dcim.frontport" && tb === "dcim.rearport" && ea.rear_port === eb.id) ||
         (tb === "dcim.frontport" && ta === "dcim.rearport" && eb.rear_port === ea.id)
       ) {
-        a.error("termination_b_id", "A front port cannot be connected to its corresponding rear port");
+        // Nautobot 1.6.32's wording, typo included (Cable.clean).
+        a.error("__all__", "A front port cannot be connected to it corresponding rear port");
       }
     }
     if (d.length != null && !d.length_unit)

@@ -312,7 +312,14 @@ export const exportTemplate = defineModel({
   display: (r) => `${String(r.content_type).replace(".", " | ")}: ${r.name}`,
   ordering: ["content_type", "name"],
   search: ["name", "description", "template_code"],
-  uniqueTogether: [{ fields: ["content_type", "name"] }],
+  // ExportTemplate.clean's own check (owner NULL), keyed by name.
+  uniqueTogether: [
+    {
+      fields: ["content_type", "name"],
+      message: "An ExportTemplate with this name and content type already exists.",
+      errorKey: "name",
+    },
+  ],
   validate({ data, error }) {
     templateProblem(error, "template_code", data.template_code);
   },
