@@ -6,7 +6,14 @@ import { randomUUID } from "node:crypto";
 import { storedTime } from "../store/values.ts";
 import type { Ctx } from "./context.ts";
 import { naturalKey } from "./input.ts";
-import { changeList, type Row, statusesFor, UNTRACKED_KEY } from "./rows.ts";
+import { changeList, chunks, type Row, statusesFor, UNTRACKED_KEY } from "./rows.ts";
+
+/**
+ * Note that a side effect is about to save objects of another model (Nautobot signals that call `save()`):
+ * the writer snapshots them now and change-logs them as updated (service/write.ts `noteSaves`). Call it
+ * before changing their rows.
+ */
+export type NoteSaves = (modelKey: string, ids: readonly string[]) => Promise<void>;
 
 /** What a hook receives. */
 export interface HookArgs {
@@ -14,10 +21,12 @@ export interface HookArgs {
   id: string;
   data: Row;
   before: Row | undefined;
+  saves: NoteSaves;
 }
 
+/** A component instantiated from a template: Nautobot `bulk_create`s them, so no change log row or webhook. */
 function pendingPush(ctx: Ctx, modelKey: string, id: string): void {
-  changeList(ctx).push({ model: ctx.reg.get(modelKey), id, action: "create" });
+  changeList(ctx).push({ model: ctx.reg.get(modelKey), id, action: "create", logged: false });
 }
 
 /**
@@ -145,7 +154,10 @@ async function circuitTermination(ctx: Ctx, a: HookArgs): Promise<void> {
     .execute();
 }
 
-/** Link both cable terminations to the cable (Nautobot Cable.save → termination.cable). */
+/**
+ * Link both cable terminations to the cable (Nautobot `dcim/signals.py::update_connected_endpoints`: each
+ * termination not yet pointing at the cable is saved, so it is change-logged as updated).
+ */
 async function cable(ctx: Ctx, a: HookArgs): Promise<void> {
   for (const end of ["termination_a", "termination_b"]) {
     const type = a.data[`${end}_type`] as string | null;
@@ -153,8 +165,31 @@ async function cable(ctx: Ctx, a: HookArgs): Promise<void> {
     if (!type || !id) continue;
     const m = ctx.reg.models.get(type);
     if (!m || !("cable" in m.fields)) continue;
+    const row = await ctx.db.selectFrom(m.table).select("cable_id").where("id", "=", id).executeTakeFirst();
+    if (!row || row.cable_id === a.id) continue;
+    await a.saves(type, [id]);
     await ctx.db.updateTable(m.table).set({ cable_id: a.id }).where("id", "=", id).execute();
   }
+}
+
+/**
+ * Before cables are deleted, their terminations are saved without them (Nautobot
+ * `dcim/signals.py::nullify_connected_endpoints`), so each is change-logged as updated; the delete's
+ * SET_NULL rule then clears their `cable`.
+ */
+async function cableDelete(ctx: Ctx, ids: readonly string[], saves: NoteSaves): Promise<void> {
+  const byType = new Map<string, string[]>();
+  for (const part of chunks([...ids])) {
+    const rows = await ctx.db.selectFrom("dcim_cable").selectAll().where("id", "in", part).execute();
+    for (const r of rows as Row[])
+      for (const end of ["termination_a", "termination_b"]) {
+        const type = r[`${end}_type`] as string | null;
+        const id = r[`${end}_id`] as string | null;
+        if (type && id && ctx.reg.models.get(type)?.fields.cable)
+          byType.set(type, [...(byType.get(type) ?? []), id]);
+      }
+  }
+  for (const [type, list] of byType) await saves(type, list);
 }
 
 /** Join the master device to its virtual chassis (position 1 when unset). */
@@ -180,6 +215,25 @@ const HOOKS: Record<string, (ctx: Ctx, a: HookArgs) => Promise<void>> = {
   cable,
   vc_master: vcMaster,
 };
+
+const DELETE_HOOKS: Record<string, (ctx: Ctx, ids: readonly string[], saves: NoteSaves) => Promise<void>> = {
+  cable_delete: cableDelete,
+};
+
+/**
+ * Run a model's `beforeDelete` hook over the ids about to be deleted, before any row changes. Unknown names
+ * are a programming error.
+ */
+export async function runDeleteHook(
+  ctx: Ctx,
+  name: string,
+  ids: readonly string[],
+  saves: NoteSaves,
+): Promise<void> {
+  const h = DELETE_HOOKS[name];
+  if (!h) throw new Error(`unknown beforeDelete hook ${name}`);
+  await h(ctx, ids, saves);
+}
 
 /** Run a named hook. Unknown names are a programming error. */
 export async function runHook(ctx: Ctx, name: string, args: HookArgs): Promise<void> {

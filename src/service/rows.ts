@@ -156,6 +156,11 @@ export interface NotedChange {
   model: Model;
   id: string;
   action: "create" | "update" | "delete";
+  /**
+   * False for rows Nautobot writes without signals (a device's components instantiated from its type's
+   * templates by `bulk_create`): noted so the request knows what it wrote, never change-logged or webhooked.
+   */
+  logged?: false;
 }
 
 /** The change list of the current transaction, created empty on first use (service/write.ts `track`). */

@@ -27,6 +27,7 @@ import {
   modelAt,
   SPACE_MODELS,
 } from "./context.ts";
+import { refusedDeletes } from "./delete-guards.ts";
 import {
   AppError,
   ClaimAheadFailed,
@@ -37,7 +38,7 @@ import {
   ValidationError,
 } from "./errors.ts";
 import { guardAccountDelete, guardAccountWrite } from "./escalation.ts";
-import { runHook } from "./hooks.ts";
+import { type NoteSaves, runDeleteHook, runHook } from "./hooks.ts";
 import { naturalKey, parseWrite } from "./input.ts";
 import { enqueueDeliveries, type LoggedChange, outboxSignal, QUEUED_KEY } from "./outbox.ts";
 import { hashPassword } from "./passwords.ts";
@@ -303,8 +304,15 @@ export async function createObject(
   await ctx.store.dialect.queueWrite(ctx.db, { table: model.table, values: cols });
   await writeRelations(ctx, model, id, record, parsed.touched, parsed.tags, true);
   if (relChanges?.length) await saveRelationships(ctx, model, id, relChanges);
+  await noteSaves(ctx, savedWith(model, record));
   if (model.afterWrite)
-    await runHook(ctx, model.afterWrite, { action: "create", id, data: record, before: undefined });
+    await runHook(ctx, model.afterWrite, {
+      action: "create",
+      id,
+      data: record,
+      before: undefined,
+      saves: savesOf(ctx),
+    });
   await pathsAfterWrite(ctx, model, id, record);
   track(ctx, { model, id, action: "create" });
   // The saved object must fall inside the user's `add` constraints (Nautobot 1.6: 403 and rollback).
@@ -382,10 +390,60 @@ export async function updateObject(
     await ctx.store.dialect.queueWrite(ctx.db, { table: model.table, id, values: cols });
   await writeRelations(ctx, model, id, record, parsed.touched, parsed.tags, false);
   if (relChanges?.length) await saveRelationships(ctx, model, id, relChanges);
-  if (model.afterWrite) await runHook(ctx, model.afterWrite, { action: "update", id, data: record, before });
+  await noteSaves(ctx, savedWith(model, record));
+  if (model.afterWrite)
+    await runHook(ctx, model.afterWrite, { action: "update", id, data: record, before, saves: savesOf(ctx) });
   await pathsAfterWrite(ctx, model, id, record);
   track(ctx, { model, id, action: "update", ...(prechange ? { prechange } : {}) });
   if (ctx.grants && !(await permits(ctx, model, id, "change"))) throw new PermissionDenied();
+}
+
+/**
+ * The objects Nautobot saves again when an object of `model` with field values `record` is saved
+ * (`ModelDef.savesAlso`): target model key → ids.
+ */
+function savedWith(model: Model, record: Row): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const name of model.savesAlso ?? []) {
+    const fd = model.fields[name];
+    const id = record[name];
+    if (fd?.kind === "fk" && typeof id === "string") out.set(fd.to, [...(out.get(fd.to) ?? []), id]);
+  }
+  return out;
+}
+
+/**
+ * Change-log objects that a side effect saves (Nautobot signals calling `save()`: a cable's terminations, a
+ * circuit termination's circuit) as updated: pre-change snapshots taken now, `last_updated` set, and the
+ * objects these saves save in turn (`savesAlso`). Called before the side effect changes their rows; their
+ * post-change data are read when the change log is flushed.
+ */
+async function noteSaves(ctx: Ctx, saved: Map<string, string[]>): Promise<void> {
+  for (const [key, ids] of saved) {
+    const m = ctx.reg.get(key);
+    const list = [...new Set(ids)];
+    const stored = await rowsById(ctx, m, list);
+    const pre = await snapshots(ctx, m, list, [...stored.values()]);
+    for (const id of stored.keys())
+      track(ctx, { model: m, id, action: "update", ...(pre.has(id) ? { prechange: pre.get(id)! } : {}) });
+    if (m.changelog && stored.size)
+      for (const part of chunks([...stored.keys()]))
+        await ctx.db
+          .updateTable(m.table)
+          .set({ last_updated: storedTime() })
+          .where("id", "in", part)
+          .execute();
+    if (!m.savesAlso?.length) continue;
+    const next = new Map<string, string[]>();
+    for (const rec of (await toRecords(ctx, m, [...stored.values()])).values())
+      for (const [k, v] of savedWith(m, rec)) next.set(k, [...(next.get(k) ?? []), ...v]);
+    await noteSaves(ctx, next);
+  }
+}
+
+/** The `saves` callback handed to side-effect hooks (hooks.ts `NoteSaves`). */
+function savesOf(ctx: Ctx): NoteSaves {
+  return (key, ids) => noteSaves(ctx, new Map([[key, [...ids]]]));
 }
 
 /** A stored row and its record, read by `lockForUpdate`. */
@@ -474,6 +532,13 @@ export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Prom
   if (model.readOnly) throw new AppError(405, 'Method "DELETE" not allowed.');
   if (ctx.grants && model.app === "users")
     await guardAccountDelete(ctx, model, await rowsWhereIn(ctx, model, "id", ids));
+  // The model's own refusal (Nautobot's `delete()` override) comes before the collector's PROTECT rules.
+  const refused = await refusedDeletes(ctx, model, ids);
+  if (refused.length)
+    await throwProtected(
+      ctx,
+      refused.map((id) => [model, id] as const),
+    );
   // Collect the cascade set: model key → ids.
   const doomed = new Map<string, Set<string>>();
   const queue: Array<[Model, string[]]> = [[model, ids]];
@@ -520,20 +585,17 @@ export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Prom
     }
   }
   const blockers = protectedBy.filter((p) => !doomed.get(p.model.key)?.has(p.row.id));
-  if (blockers.length) {
-    const parts: string[] = [];
-    const seen = new Set<string>();
-    for (const b of blockers) {
-      if (seen.has(b.row.id)) continue;
-      seen.add(b.row.id);
-      const nested = (await nestedFor(ctx, b.model, [b.row.id])).get(b.row.id);
-      parts.push(`${String(nested?.display ?? b.row.id)} (${b.row.id})`);
-    }
-    throw new ProtectedError(
-      `Unable to delete object. ${parts.length} dependent objects were found: ${parts.join(", ")}`,
+  if (blockers.length)
+    await throwProtected(
+      ctx,
+      blockers.map((b) => [b.model, b.row.id] as const),
     );
+  // Side effects Nautobot's pre_delete signals have (a cable's terminations saved without it), then
+  // snapshots before anything changes.
+  for (const [key, set] of doomed) {
+    const m = ctx.reg.get(key);
+    if (m.beforeDelete) await runDeleteHook(ctx, m.beforeDelete, [...set], savesOf(ctx));
   }
-  // Snapshots before anything changes.
   for (const [key, set] of doomed) {
     const m = ctx.reg.get(key);
     const snaps = await snapshots(ctx, m, [...set]);
@@ -586,6 +648,25 @@ export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Prom
 }
 
 /**
+ * Refuse a delete: 409 "Unable to delete object. N dependent objects were found: <display> (<id>), …"
+ * (Nautobot 1.6 `ModelViewSetMixin.dispatch` on a `ProtectedError`), naming each object once.
+ * @throws ProtectedError always
+ */
+async function throwProtected(ctx: Ctx, pairs: ReadonlyArray<readonly [Model, string]>): Promise<never> {
+  const parts: string[] = [];
+  const seen = new Set<string>();
+  for (const [m, id] of pairs) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const nested = (await nestedFor(ctx, m, [id])).get(id);
+    parts.push(`${String(nested?.display ?? id)} (${id})`);
+  }
+  throw new ProtectedError(
+    `Unable to delete object. ${parts.length} dependent objects were found: ${parts.join(", ")}`,
+  );
+}
+
+/**
  * Write the ObjectChange rows of everything changed in this transaction (set-wise per model), one per
  * object: the last action wins and a create stays a create (issue 4: one logical change, one event).
  * Then queue the webhook deliveries of those changes (service/outbox.ts) in the same transaction.
@@ -600,7 +681,8 @@ export async function flushChanges(ctx: Ctx): Promise<void> {
   const oc = ctx.reg.get("extras.objectchange");
   const byModel = new Map<string, PendingChange[]>();
   for (const c of list) {
-    if (c.model.readOnly) continue;
+    // Models Nautobot does not change-log, and rows it writes without signals, get no row and no webhook.
+    if (!c.model.changeLogged || c.logged === false) continue;
     byModel.set(c.model.key, [...(byModel.get(c.model.key) ?? []), c]);
   }
   const time = storedTime();

@@ -106,6 +106,7 @@ export const circuitType = defineModel({
   search: ["name", "slug"],
 });
 
+// Nautobot 1.6 `CircuitCircuitTerminationSerializer`: the stamps and notes URL are on the wire too.
 const TERMINATION_SLIM = [
   "site",
   "location",
@@ -114,6 +115,9 @@ const TERMINATION_SLIM = [
   "port_speed",
   "upstream_speed",
   "xconnect_id",
+  "created",
+  "last_updated",
+  "notes_url",
 ];
 
 export const circuit = defineModel({
@@ -131,7 +135,7 @@ export const circuit = defineModel({
     status: f.status(),
     tenant: f.ofk("tenancy.tenant", "PROTECT"),
     install_date: f.date({ nullable: true }),
-    commit_rate: f.int({ nullable: true, min: 0 }),
+    commit_rate: f.int({ nullable: true, min: 0, max: 2_147_483_647 }),
     description: f.description(),
     termination_a: f.ofk("circuits.circuittermination", "SET_NULL", {
       readOnly: true,
@@ -192,23 +196,24 @@ export const circuitTermination = defineModel({
   changelog: true,
   customFields: true,
   afterWrite: "circuit_termination",
+  savesAlso: ["circuit"],
   fields: {
     circuit: f.rfk("circuits.circuit", "CASCADE", { filterKey: "cid" }),
     term_side: f.choice(TERM_SIDES, { plain: true, required: true, label: "Termination" }),
     site: f.ofk("dcim.site", "PROTECT"),
     location: f.ofk("dcim.location", "PROTECT"),
     provider_network: f.ofk("circuits.providernetwork", "PROTECT"),
-    port_speed: f.int({ nullable: true, min: 0 }),
-    upstream_speed: f.int({ nullable: true, min: 0 }),
+    port_speed: f.int({ nullable: true, min: 0, max: 2_147_483_647 }),
+    upstream_speed: f.int({ nullable: true, min: 0, max: 2_147_483_647 }),
     xconnect_id: f.str(50, { default: "" }),
     pp_info: f.str(100, { default: "" }),
     description: f.description(),
     cable: f.ofk("dcim.cable", "SET_NULL", { readOnly: true, nestedFields: ["label"], filterKey: false }),
-    cable_peer: f.computed("cable_peer", { type: "nested object" }),
-    cable_peer_type: f.computed("cable_peer_type", { type: "string" }),
-    connected_endpoint: f.computed("connected_endpoint", { type: "nested object" }),
-    connected_endpoint_type: f.computed("connected_endpoint_type", { type: "string" }),
-    connected_endpoint_reachable: f.computed("connected_endpoint_reachable", { type: "boolean" }),
+    cable_peer: f.computed("cable_peer"),
+    cable_peer_type: f.computed("cable_peer_type"),
+    connected_endpoint: f.computed("connected_endpoint"),
+    connected_endpoint_type: f.computed("connected_endpoint_type"),
+    connected_endpoint_reachable: f.computed("connected_endpoint_reachable"),
   },
   nested: ["circuit", "term_side", "cable"],
   displayUses: ["site", "provider_network"],

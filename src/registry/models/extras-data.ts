@@ -8,6 +8,7 @@
 import { GraphQLError, Kind, parse, print } from "graphql";
 import { checkTemplate } from "../../template/jinja.ts";
 import { defineModel, f, type ModelDef } from "../meta.ts";
+import { djangoSlugify, pythonIsoNow } from "../slug.ts";
 
 /** Nautobot 1.6 `RelationshipTypeChoices`. */
 export const RELATIONSHIP_TYPES = [
@@ -114,10 +115,11 @@ export const customFieldChoice = defineModel({
   verbose: "custom field choice",
   path: "custom-field-choices",
   changelog: true,
+  deleteGuard: "customFieldChoiceInUse",
   fields: {
     field: f.rfk("extras.customfield", "CASCADE", { filterKey: "name" }),
     value: f.str(100, { required: true }),
-    weight: f.int({ default: 100, help: "Higher weights appear later in the list" }),
+    weight: f.int({ default: 100, min: 0, max: 32_767, help: "Higher weights appear later in the list" }),
   },
   nested: ["value"],
   display: "value",
@@ -157,11 +159,9 @@ export const note = defineModel({
       ? await get(String(data.assigned_object_type), data.assigned_object_id)
       : undefined;
     const label = String(target?.name ?? target?.slug ?? data.assigned_object_id ?? "note");
-    const stamp = new Date().toISOString().replace(/[-:TZ.]/g, (c) => (c === "T" ? "t" : c === "." ? "" : c));
-    data.slug = `${label}-${stamp}`
-      .toLowerCase()
-      .replace(/[^a-z0-9_-]+/g, "-")
-      .slice(0, 100);
+    // Nautobot 1.6 `Note.slugify_function`: slugify(f"{str(assigned_object)[:50]}-{datetime.now().isoformat()}"),
+    // e.g. `site-a-2026-11-27t003339186725`; the slug field holds 100 characters.
+    data.slug = djangoSlugify(`${label.slice(0, 50)}-${pythonIsoNow()}`).slice(0, 100);
   },
 });
 
@@ -250,7 +250,7 @@ export const computedField = defineModel({
       default: "",
       help: "Fallback value (if any) to be output for the field in the case of a template rendering error.",
     }),
-    weight: f.int({ default: 100 }),
+    weight: f.int({ default: 100, min: 0, max: 32_767 }),
   },
   nested: ["content_type", "label"],
   display: "label",
@@ -274,7 +274,7 @@ export const customLink = defineModel({
     name: f.name(100, { unique: true }),
     content_type: f.ct(CUSTOM_LINK_MODELS, { required: true }),
     text: f.str(500, { required: true }),
-    weight: f.int({ default: 100 }),
+    weight: f.int({ default: 100, min: 0, max: 32_767 }),
     group_name: f.str(50, { default: "" }),
     button_class: f.choice(BUTTON_CLASSES, { default: "default", plain: true }),
     new_window: { ...f.bool(false), required: true },
@@ -364,7 +364,7 @@ export const dynamicGroupMembership = defineModel({
     group: f.rfk("extras.dynamicgroup", "CASCADE", { filterKey: "slug" }),
     parent_group: f.rfk("extras.dynamicgroup", "CASCADE", { filterKey: "slug" }),
     operator: f.choice(DYNAMIC_GROUP_OPERATORS, { required: true, plain: true }),
-    weight: f.int({ required: true }),
+    weight: f.int({ required: true, min: 0, max: 32_767 }),
   },
   nested: ["group", "parent_group", "operator", "weight"],
   displayUses: ["group", "parent_group"],
