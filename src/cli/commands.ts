@@ -12,7 +12,7 @@ import { buildServer } from "../server.ts";
 import { createToken, ensureSuperuser } from "../service/accounts.ts";
 import { ensurePaths } from "../service/cable-paths.ts";
 import { makeCtx } from "../service/context.ts";
-import { ensureChoiceRows, ensureNullImages } from "../service/upgrades.ts";
+import { ensureChoiceRows, ensureNullImages, ensureTagContentTypes } from "../service/upgrades.ts";
 import { openStore, type Store, sqlitePath } from "../store/db.ts";
 import { type MigrationSummary, migrate } from "../store/migrate.ts";
 import { openReplica } from "../store/replica.ts";
@@ -67,6 +67,7 @@ async function upgrade(store: Store): Promise<MigrationSummary> {
   await ensurePaths(ctx);
   await ensureChoiceRows(ctx);
   await ensureNullImages(ctx);
+  await ensureTagContentTypes(ctx);
   return migration;
 }
 

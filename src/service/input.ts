@@ -7,6 +7,7 @@ import { hostText, IpParseError, networkText, parseCidr } from "../net/ip.ts";
 import { normalizeUuid } from "../query/filters.ts";
 import { type Model, versionBefore } from "../registry/index.ts";
 import { type FieldDef, type FkField, SIZE_LIMITS, sizeLimit } from "../registry/meta.ts";
+import { joinTable } from "../store/ddl.ts";
 import { storedTime } from "../store/values.ts";
 import { type Ctx, modelAt } from "./context.ts";
 import { ErrorBag } from "./errors.ts";
@@ -692,20 +693,53 @@ export async function parseWrite(
       const positional: unknown[] = [];
       let bad = false;
       tags = [];
+      const found: Array<{ at: number; item: unknown; id: string }> = [];
       for (const item of v) {
         const bag = new ErrorBag();
-        // Any tag applies to any taggable model at API 1.2 (Nautobot `TagSerializerVersion12` has no
-        // content types), so only the tag's existence is checked.
         const id = await resolveRef(ctx, tagModel, item, "x", bag);
         if (bag.has()) {
           bad = true;
           positional.push(bag.errors.x ?? []);
         } else {
           positional.push({});
+          if (id) found.push({ at: positional.length - 1, item, id });
           if (id && !tags.includes(id)) tags.push(id);
         }
       }
-      if (bad) (errors.errors as Record<string, unknown>).tags = positional;
+      // A tag applies to the models of its content types (Nautobot 1.6 `TaggableManagerField` looks tags up
+      // in `Tag.objects.get_for_model(model)`, at every API version): another tag is "not found".
+      if (found.length) {
+        const applies = new Set(
+          (
+            await ctx.db
+              .selectFrom(joinTable(tagModel, "content_types"))
+              .select("source_id")
+              .where("content_type", "=", model.key)
+              .where("source_id", "in", [...new Set(found.map((f) => f.id))])
+              .execute()
+          ).map((r) => r.source_id as string),
+        );
+        for (const f of found) {
+          if (applies.has(f.id)) continue;
+          bad = true;
+          const attrs = f.item !== null && typeof f.item === "object" && !Array.isArray(f.item);
+          positional[f.at] = [
+            attrs
+              ? `Related object not found using the provided attributes: ${pyRepr(
+                  Object.fromEntries(
+                    Object.entries(f.item as Record<string, unknown>).filter(
+                      ([k]) => k !== "url" && k !== "display",
+                    ),
+                  ),
+                )}`
+              : `Related object not found using the provided ID: ${f.id}`,
+          ];
+        }
+      }
+      if (bad) {
+        (errors.errors as Record<string, unknown>).tags = positional;
+        tags = undefined;
+      }
     }
   }
   if (model.customFields) {

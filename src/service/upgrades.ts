@@ -74,3 +74,35 @@ export function ensureNullImages(ctx: Ctx): Promise<number> {
     return Number(r.numUpdatedRows ?? 0);
   });
 }
+
+/**
+ * Tags created by earlier releases have no content-type rows (their `content_types` were not stored); a tag
+ * applies to the models of its content types (Nautobot 1.6 `Tag.objects.get_for_model`), so each such tag
+ * gets every taggable model, as a tag created at API 1.2 does (issue 24).
+ * @returns how many tags were given content types.
+ */
+export function ensureTagContentTypes(ctx: Ctx): Promise<number> {
+  return once(ctx, "tag_content_types_v1", async (t) => {
+    const bare = await t.db
+      .selectFrom("extras_tag as g")
+      .select("g.id")
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom("extras_tag_content_types as c")
+              .select("c.source_id")
+              .whereRef("c.source_id", "=", "g.id"),
+          ),
+        ),
+      )
+      .execute();
+    const taggable = t.reg.taggable();
+    for (const { id } of bare) {
+      await t.db
+        .insertInto("extras_tag_content_types")
+        .values(taggable.map((ct) => ({ source_id: id, content_type: ct })))
+        .execute();
+    }
+    return bare.length;
+  });
+}

@@ -144,7 +144,28 @@ export async function associationError(ctx: Ctx, rec: Row): Promise<[string, str
   return undefined;
 }
 
+/**
+ * A tag's content types may not drop a model that objects tagged with it belong to (Nautobot 1.6
+ * `TagSerializer.validate`: "Unable to remove dcim.site. Dependent objects were found."; API 1.3+, where the
+ * field is writable).
+ */
+async function tagContentTypes(ctx: Ctx, _model: Model, rec: Row, errors: ErrorBag): Promise<void> {
+  if (!rec.id || !Array.isArray(rec.content_types)) return;
+  const kept = new Set(rec.content_types as string[]);
+  const used = await ctx.db
+    .selectFrom("extras_taggeditem")
+    .select("content_type")
+    .distinct()
+    .where("tag_id", "=", rec.id as string)
+    .execute();
+  for (const { content_type } of used) {
+    if (!kept.has(content_type as string))
+      errors.add("content_types", `Unable to remove ${content_type}. Dependent objects were found.`);
+  }
+}
+
 const VALIDATORS: Record<string, (ctx: Ctx, model: Model, rec: Row, errors: ErrorBag) => Promise<void>> = {
+  tagContentTypes,
   object_permission: objectPermission,
   dynamicGroup,
   relationshipAssociation,

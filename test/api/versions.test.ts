@@ -5,6 +5,7 @@
  * custom fields have `name` up to 1.3 and `custom_fields` dicts are keyed by slug from 1.4.
  */
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
@@ -73,6 +74,67 @@ describe("API versions 1.2 to 1.6", () => {
     await s.api(`/api/extras/tags/${made.body.id}/`, { method: "PATCH", body: { description: "x" } });
     const again = await s.api(`/api/extras/tags/${made.body.id}/?api_version=1.5`);
     assert.deepEqual(again.body.content_types, ["dcim.device", "ipam.prefix"]);
+  });
+
+  it("a tag applies to the models of its content types, which keep those in use (every API version)", async () => {
+    const tag = await s.api("/api/extras/tags/?api_version=1.3", {
+      method: "POST",
+      body: { name: "Sites only", slug: "sites-only", content_types: ["dcim.site"] },
+    });
+    assert.equal(tag.status, 201, JSON.stringify(tag.body));
+    const site = await s.api("/api/dcim/sites/", {
+      method: "POST",
+      body: { name: "Tagged", status: "active", tags: [tag.body.id] },
+    });
+    assert.equal(site.status, 201, JSON.stringify(site.body));
+    for (const ref of [tag.body.id, { name: "Sites only" }]) {
+      const bad = await s.api(`/api/dcim/devices/${deviceId}/`, { method: "PATCH", body: { tags: [ref] } });
+      assert.equal(bad.status, 400);
+      assert.deepEqual(bad.body, {
+        tags: [
+          [
+            typeof ref === "string"
+              ? `Related object not found using the provided ID: ${tag.body.id}`
+              : "Related object not found using the provided attributes: {'name': 'Sites only'}",
+          ],
+        ],
+      });
+    }
+    const drop = await s.api(`/api/extras/tags/${tag.body.id}/`, {
+      method: "PATCH",
+      headers: at("1.3"),
+      body: { content_types: ["dcim.device"] },
+    });
+    assert.equal(drop.status, 400);
+    assert.deepEqual(drop.body, {
+      content_types: ["Unable to remove dcim.site. Dependent objects were found."],
+    });
+    const widen = await s.api(`/api/extras/tags/${tag.body.id}/`, {
+      method: "PATCH",
+      headers: at("1.3"),
+      body: { content_types: ["dcim.site", "dcim.device"] },
+    });
+    assert.equal(widen.status, 200, JSON.stringify(widen.body));
+    const ok = await s.api(`/api/dcim/devices/${deviceId}/`, {
+      method: "PATCH",
+      body: { tags: [tag.body.id] },
+    });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+  });
+
+  it("migrate gives tags stored without content types (earlier releases) every taggable model", async () => {
+    const tag = await s.api("/api/extras/tags/", {
+      method: "POST",
+      body: { name: "Legacy", slug: "legacy" },
+    });
+    await s.store.db.deleteFrom("extras_tag_content_types").where("source_id", "=", tag.body.id).execute();
+    await s.store.db.deleteFrom("inventory_meta").where("key", "=", "tag_content_types_v1").execute();
+    const run = spawnSync(process.execPath, ["src/main.ts", "migrate", "--database", s.databaseUrl], {
+      encoding: "utf8",
+    });
+    assert.equal(run.status, 0, run.stderr);
+    const after = await s.api(`/api/extras/tags/${tag.body.id}/?api_version=1.3`);
+    assert.ok(after.body.content_types.includes("dcim.device"), JSON.stringify(after.body.content_types));
   });
 
   it("interfaces and VM interfaces: status from 1.4 only (1.2/1.3 store active)", async () => {

@@ -82,6 +82,7 @@ export const tag = defineModel({
   nested: ["name", "slug", "color"],
   ordering: ["name"],
   search: ["content_types", "name", "slug"],
+  serviceValidate: "tagContentTypes",
 });
 
 export const customField = defineModel({
