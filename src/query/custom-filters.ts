@@ -20,22 +20,32 @@ const bool = (values: string[]) => {
   return TRUE.has(v) ? true : FALSE.has(v) ? false : undefined;
 };
 
-/** Validate UUID values; records an error and returns undefined on a bad one. */
+/**
+ * Validate UUID values; records Django's UUIDField message "Enter a valid UUID." (what Nautobot answers for
+ * `device_with_common_vc`, `available_on_device`; a 500 for the method filters by id) and returns undefined
+ * on a bad one.
+ */
 function uuids(env: FilterEnv, param: string, values: string[]): string[] | undefined {
   for (const v of values) {
     if (!UUID_RE.test(v)) {
-      env.error(param, `“${v}” is not a valid UUID.`);
+      env.error(param, "Enter a valid UUID.");
       return undefined;
     }
   }
   return values.map((v) => v.toLowerCase());
 }
 
-/** A filter from a function of (values, env) → condition. */
+/**
+ * A filter from a function of (values, env) → condition. Blank values are dropped first and a filter given
+ * only blanks is left out, as django-filter skips EMPTY_VALUES before a filter's method runs (issue 24).
+ */
 const make =
   (fn: (values: string[], env: FilterEnv, def: FilterDef) => Promise<Cond | undefined> | Cond | undefined) =>
   (def: FilterDef): Filter => ({
-    apply: async (values, env) => fn(values, env, def),
+    apply: async (values, env) => {
+      const given = values.filter((v) => v.trim() !== "");
+      return given.length ? fn(given, env, def) : undefined;
+    },
   });
 
 /** IPs assigned to interfaces of the given devices (by id or name). */
@@ -124,22 +134,27 @@ function timeBound(op: ">=" | "<=") {
   });
 }
 
-/** VRF membership including route-target leaking (Nautobot present_in_vrf). */
+/**
+ * VRF membership including route-target leaking (Nautobot present_in_vrf). A ModelChoiceFilter: a value
+ * that names no VRF (malformed or unknown id, unknown RD) is Django's "Select a valid choice. That choice
+ * is not one of the available choices."
+ */
 const presentInVrf = (by: "id" | "rd") =>
   make(async (values, env, def) => {
-    const v = values[values.length - 1] ?? "";
-    let vrfId: string | undefined;
-    if (by === "id") {
-      if (!uuids(env, String(def.param), [v])) return undefined;
-      vrfId = v.toLowerCase();
-    } else {
-      const row = await env.db.selectFrom("ipam_vrf").select("id").where("rd", "=", v).executeTakeFirst();
-      if (!row) {
-        env.error(String(def.param), `Select a valid choice. ${v} is not one of the available choices.`);
-        return undefined;
-      }
-      vrfId = row.id as string;
+    const v = (values[values.length - 1] ?? "").trim();
+    const row =
+      UUID_RE.test(v) || by === "rd"
+        ? await env.db
+            .selectFrom("ipam_vrf")
+            .select("id")
+            .where(by === "id" ? "id" : "rd", "=", by === "id" ? v.toLowerCase() : v)
+            .executeTakeFirst()
+        : undefined;
+    if (!row) {
+      env.error(String(def.param), "Select a valid choice. That choice is not one of the available choices.");
+      return undefined;
     }
+    const vrfId = row.id as string;
     return sql<boolean>`(t.vrf_id = ${vrfId} OR t.vrf_id IN (SELECT e.source_id FROM ipam_vrf_export_targets e WHERE e.target_id IN (SELECT i.target_id FROM ipam_vrf_import_targets i WHERE i.source_id = ${vrfId})))`;
   });
 
@@ -153,24 +168,19 @@ export const CUSTOM_FILTERS: Record<string, (def: FilterDef) => Filter> = {
       : sql<boolean>`(t.primary_ip4_id IS NULL AND t.primary_ip6_id IS NULL)`;
   }),
   /** Device `is_full_depth`: its device type is (not) full depth (Nautobot 1.6 `DeviceFilterSet`). */
-  device_is_full_depth: make((values, env, def) => {
+  device_is_full_depth: make((values, env) => {
+    // Not a boolean: ignored, as Nautobot's BooleanFilter (NullBooleanField) does.
     const b = bool(values);
-    if (b === undefined) {
-      env.error(String(def.param), "Enter a valid boolean: true or false.");
-      return undefined;
-    }
+    if (b === undefined) return undefined;
     return sql<boolean>`t.device_type_id IN (SELECT id FROM dcim_devicetype WHERE is_full_depth = ${env.dialect.engine === "sqlite" ? (b ? 1 : 0) : b})`;
   }),
   /**
    * `pass_through_ports` (devices, device types): has front or rear ports (templates); false: neither
    * (Nautobot 1.6 `_pass_through_ports`). `def.front`/`def.rear` name the tables, `def.via` their FK column.
    */
-  pass_through_ports: make((values, env, def) => {
+  pass_through_ports: make((values, _env, def) => {
     const b = bool(values);
-    if (b === undefined) {
-      env.error(String(def.param), "Enter a valid boolean: true or false.");
-      return undefined;
-    }
+    if (b === undefined) return undefined;
     const via = sql.id(String(def.via));
     const has = sql<boolean>`(EXISTS (SELECT 1 FROM ${sql.table(String(def.front))} x WHERE x.${via} = t.id) OR EXISTS (SELECT 1 FROM ${sql.table(String(def.rear))} y WHERE y.${via} = t.id))`;
     return b ? has : sql<boolean>`NOT ${has}`;
@@ -213,16 +223,15 @@ export const CUSTOM_FILTERS: Record<string, (def: FilterDef) => Filter> = {
     (values) =>
       sql<boolean>`t.location_type_id IN (SELECT source_id FROM dcim_locationtype_content_types WHERE content_type IN (${list(values)}))`,
   ),
-  /** Interface `kind`: physical | virtual | wireless. */
-  interface_kind: make((values, env) => {
+  /** Interface `kind`: physical | virtual | wireless; any other value matches nothing (`filter_kind`). */
+  interface_kind: make((values) => {
     const v = values[values.length - 1] ?? "";
     const virtual = [...VIRTUAL_INTERFACE_TYPES];
     const wireless = [...WIRELESS_INTERFACE_TYPES];
     if (v === "virtual") return sql<boolean>`t.type IN (${sql.join(virtual)})`;
     if (v === "wireless") return sql<boolean>`t.type IN (${sql.join(wireless)})`;
     if (v === "physical") return sql<boolean>`t.type NOT IN (${sql.join([...virtual, ...wireless])})`;
-    env.error("kind", `Select a valid choice. ${v} is not one of the available choices.`);
-    return undefined;
+    return sql<boolean>`1 = 0`;
   }),
   /** `connected`: the component has a cable whose far end is a path endpoint (direct connection). */
   connected: make((values) => {
@@ -248,11 +257,13 @@ export const CUSTOM_FILTERS: Record<string, (def: FilterDef) => Filter> = {
   }),
   /** Service `port`: services whose port list contains N. */
   service_port: make((values, env, def) => {
-    const v = values[values.length - 1] ?? "";
-    if (!/^\d+$/.test(v)) {
-      env.error(String(def.param), "Enter a whole number.");
+    // django-filter NumberFilter: "Enter a number."; a number that is no port (-1, 1.5) matches nothing.
+    const v = (values[values.length - 1] ?? "").trim();
+    if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(v)) {
+      env.error(String(def.param), "Enter a number.");
       return undefined;
     }
+    if (!/^\+?\d{1,5}$/.test(v)) return sql<boolean>`1 = 0`;
     return env.dialect.engine === "sqlite"
       ? sql<boolean>`EXISTS (SELECT 1 FROM json_each(t.ports) WHERE value = ${Number(v)})`
       : sql<boolean>`(t.ports)::jsonb @> ${`[${Number(v)}]`}::jsonb`;

@@ -117,8 +117,7 @@ function coerce(kind: LookupKind, fd: FieldDef, param: string, v: string, env: F
     case "bool":
       if (TRUE.has(v)) return true;
       if (FALSE.has(v)) return false;
-      // Nautobot's NullBooleanField ignores such values; issue 5 wants a 400 naming the parameter.
-      env.error(param, `“${v}” is not a valid boolean: use true or false.`);
+      // Nautobot's NullBooleanField ignores such values: the filter is left out (issue 24).
       return undefined;
     case "choice": {
       if (fd.kind !== "choice") return v;
@@ -137,9 +136,35 @@ function coerce(kind: LookupKind, fd: FieldDef, param: string, v: string, env: F
       }
       return u;
     }
+    case "date":
+      if (!(fd.kind === "date" ? isDate(v) : isDateTime(v))) {
+        env.error(param, fd.kind === "date" ? "Enter a valid date." : "Enter a valid date/time.");
+        return undefined;
+      }
+      return v;
     default:
       return fd.kind === "mac" ? v.toUpperCase() : v;
   }
+}
+
+/** A calendar date `YYYY-MM-DD` that exists (Django DateField's ISO input format). */
+function isDate(v: string): boolean {
+  const m = /^(\d{4})-(\d\d)-(\d\d)$/.exec(v.trim());
+  if (!m) return false;
+  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
+}
+
+/**
+ * An ISO 8601 date or date-time as Django 3.2's DateTimeField reads it (`datetime.fromisoformat`):
+ * `YYYY-MM-DD[(T| )HH:MM[:SS[.ffffff]]][Z|±HH[:]MM]`.
+ */
+function isDateTime(v: string): boolean {
+  const m = /^(\d{4}-\d\d-\d\d)(?:[T ](\d\d):(\d\d)(?::(\d\d)(?:\.\d{1,6})?)?(?:Z|[+-]\d\d:?\d\d)?)?$/.exec(
+    v.trim(),
+  );
+  if (!m || !isDate(m[1]!)) return false;
+  return Number(m[2] ?? 0) < 24 && Number(m[3] ?? 0) < 60 && Number(m[4] ?? 0) < 60;
 }
 
 /** A field filter with a lookup (`name`, `name__ic`, ...). */
@@ -149,10 +174,13 @@ function fieldFilter(name: string, column: string, fd: FieldDef, kind: LookupKin
     async apply(values, env) {
       const param = suffix ? `${name}__${suffix}` : name;
       if (lookup.op === "isnull") return isnullCond(col(column), values, param, env);
+      // Blank values are no filter (django-filter skips EMPTY_VALUES); only blanks: the filter is left out.
+      const given = values.filter((v) => v !== "");
+      if (!given.length) return undefined;
       const conds: Cond[] = [];
       let hasNull = false;
       const vals: unknown[] = [];
-      for (const raw of values) {
+      for (const raw of given) {
         const v = lookup.text ? raw : coerce(kind, fd, param, raw, env);
         if (v === undefined) continue;
         if (v === null) hasNull = true;
@@ -174,7 +202,11 @@ function fieldFilter(name: string, column: string, fd: FieldDef, kind: LookupKin
   };
 }
 
-/** Resolve values (UUIDs or natural keys) of a model to ids; unknown values are errors. */
+/**
+ * Resolve values (UUIDs or natural keys) of a model to ids. A value naming no object (malformed, or a UUID
+ * or key that does not exist) is Django's ModelMultipleChoiceField error "Select a valid choice. <v> is
+ * not one of the available choices.", as Nautobot answers for `site`, `region_id`, `user_id`... (issue 24).
+ */
 async function resolveIds(
   env: FilterEnv,
   param: string,
@@ -189,7 +221,7 @@ async function resolveIds(
     const u = normalizeUuid(v);
     if (key === "id") {
       if (!u) {
-        env.error(param, `“${v}” is not a valid UUID.`);
+        env.error(param, `Select a valid choice. ${v} is not one of the available choices.`);
         return undefined;
       }
       ids.push(u);
@@ -218,8 +250,8 @@ async function resolveIds(
     }
     ids.push(...rows.map((r) => r.id as string));
   }
-  if (key !== "id" && ids.length) {
-    // UUIDs given to a natural-key filter must exist too (NaturalKeyOrPKMultipleChoiceFilter).
+  if (ids.length) {
+    // UUIDs must exist (ModelMultipleChoiceFilter, NaturalKeyOrPKMultipleChoiceFilter).
     const found = await env.db.selectFrom(target.table).select("id").where("id", "in", ids).execute();
     const ok = new Set(found.map((r) => r.id as string));
     for (const id of ids) {
@@ -398,17 +430,31 @@ function ipFilter(def: FilterDef): Filter {
       const len = col(`${f}_len`);
       const host = col(`${f}_host`);
       const conds: Cond[] = [];
-      for (const v of values) {
-        if (def.op === "mask_length") {
-          if (!/^\d{1,3}$/.test(v)) {
-            env.error(String(def.param), "Enter a whole number.");
+      // Blank values are no filter (Nautobot's `search_*` methods return the queryset for a blank value).
+      for (const v of values.map((x) => x.trim()).filter((x) => x !== "")) {
+        if (def.op === "mask_length" || def.op === "family") {
+          // django-filter NumberFilter: "Enter a number." for what is no decimal number.
+          if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(v) || Number.isNaN(Number(v))) {
+            env.error(String(def.param), "Enter a number.");
             return undefined;
           }
+          // Beyond what a double holds exactly stays a 400 (issue 23; Nautobot answers 200 with no rows).
+          if (Math.abs(Number(v)) > Number.MAX_SAFE_INTEGER) {
+            env.error(
+              String(def.param),
+              `Ensure this value is between -${Number.MAX_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}.`,
+            );
+            return undefined;
+          }
+        }
+        if (def.op === "mask_length") {
+          // Any number compares (a mask length of -1 or 1.5 matches nothing, as in Nautobot).
           const cmp = def.cmp === "gte" ? sql`>=` : def.cmp === "lte" ? sql`<=` : sql`=`;
           conds.push(sql<boolean>`${len} ${cmp} ${Number(v)}`);
           continue;
         }
         if (def.op === "family") {
+          // Nautobot 1.6.32 answers 500 for a number other than 4 or 6 (`IPAddressFilterSet.filter_family`).
           if (v !== "4" && v !== "6") {
             env.error(String(def.param), `Select a valid choice. ${v} is not one of the available choices.`);
             return undefined;
@@ -420,12 +466,10 @@ function ipFilter(def: FilterDef): Filter {
         try {
           c = parseCidr(v);
         } catch {
-          if (def.op === "prefix" || def.op === "address") {
-            conds.push(sql<boolean>`1 = 0`);
-            continue;
-          }
-          env.error(String(def.param), `Invalid IP address format: ${v}`);
-          return undefined;
+          // Nautobot's `search_within`, `search_contains`, `search_by_parent`... catch AddrFormatError
+          // and answer `queryset.none()`: a malformed network matches nothing (issue 24).
+          conds.push(sql<boolean>`1 = 0`);
+          continue;
         }
         const s = ipKey(c.family, c.start);
         const e = ipKey(c.family, c.end);

@@ -103,7 +103,6 @@ describe("filters", () => {
     for (const [q, key] of [
       ["/api/ipam/vlans/?vid__gt=abc", "vid__gt"],
       ["/api/dcim/sites/?id=not-a-uuid", "id"],
-      ["/api/ipam/prefixes/?within=banana", "within"],
       ["/api/dcim/sites/?asn__isnull=maybe", "asn__isnull"],
       ["/api/dcim/sites/?nonsense=1", "nonsense"],
     ] as const) {
@@ -218,7 +217,8 @@ describe("filters", () => {
       "lo0",
       "mgmt0",
     ]);
-    assert.equal((await s.api("/api/dcim/interfaces/?mgmt_only=maybe")).status, 400);
+    // Nautobot ignores a boolean filter given no boolean (issue 24; test/api/filter-values-parity.test.ts).
+    assert.equal((await s.api("/api/dcim/interfaces/?mgmt_only=maybe")).status, 200);
 
     const a = async (q: string) =>
       (await s.api(`/api/ipam/ip-addresses/?${q}`)).body.results.map((o: any) => o.address).sort();
