@@ -1,14 +1,24 @@
 /**
- * OPTIONS metadata (Nautobot BulkOperationMetadata, nautobot-api-core.md §5): the model's name,
- * renders/parses, and per writable method a map of every field with its type, flags and choices.
+ * OPTIONS metadata (Nautobot BulkOperationMetadata, nautobot-api-core.md §5): the model's name, the view's
+ * description, renders/parses, and per writable method a map of every field with its DRF type, flags,
+ * bounds, choices and the `children` (nested serializers) or `child` (lists) it has. As Nautobot 1.6.32,
+ * it describes the newest API version's serializer whatever version the request asks for (its
+ * `NautobotAPIVersionMixin` picks the versioned serializer only for reads and writes, not for metadata).
  */
 
-import { FIELD_TEXT } from "../registry/field-text.ts";
-import { hasNotes, hasRelationships, type Model } from "../registry/index.ts";
+import { FIELD_TEXT, VIEW_DESCRIPTION } from "../registry/field-text.ts";
+import { hasNotes, hasRelationships, type Model, type Registry, registryAt } from "../registry/index.ts";
 import type { FieldDef } from "../registry/meta.ts";
 import type { Ctx } from "../service/context.ts";
 import { statusesFor } from "../service/rows.ts";
 import type { Auth } from "./auth.ts";
+import { API_VERSIONS } from "./versions.ts";
+
+/** The API version whose serializers OPTIONS describes at every requested version (the newest). */
+const DESCRIBED_VERSION = API_VERSIONS[API_VERSIONS.length - 1]!;
+
+/** How deep nested serializers' `children` go (Nautobot's nest at most three levels: device → interface → device). */
+const MAX_NESTING = 3;
 
 const label = (name: string, fd?: FieldDef) =>
   fd?.label ?? (name.charAt(0).toUpperCase() + name.slice(1)).replace(/_/g, " ");
@@ -39,12 +49,14 @@ function typeOf(fd: FieldDef): string {
     case "choice":
       return fd.plain ? "choice" : "field";
     case "fk":
-      return "nested object";
+      // One rendered as a bare id is a PrimaryKeyRelatedField.
+      return fd.asId ? "field" : "nested object";
     case "m2m":
     case "cts":
       return "field";
     case "computed":
-      return fd.type ?? "field";
+      // Nautobot's SerializerMethodFields and ReadOnlyFields are DRF "field"; a declared type wins.
+      return !fd.type || fd.type === "json" ? "field" : fd.type;
     default:
       return "field";
   }
@@ -70,34 +82,87 @@ function fieldMeta(model: Model, name: string, fd: FieldDef): Record<string, unk
   return meta;
 }
 
-/** The `children` of a nested-object field: the target's nested serializer fields (DRF SimpleMetadata). */
-function nestedChildren(target: Model): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    display: {
-      type: "field",
-      required: false,
-      read_only: true,
-      label: "Display",
-      help_text: "Human friendly display value",
-    },
-    id: { type: "string", required: false, read_only: true, label: "Id" },
-    url: { type: "field", required: false, read_only: true, label: "Url" },
-  };
-  for (const n of target.nested) {
+/** DRF's metadata of the id, display and url fields every Nautobot serializer starts with. */
+const HEAD = {
+  display: {
+    type: "field",
+    required: false,
+    read_only: true,
+    label: "Display",
+    help_text: "Human friendly display value",
+  },
+  id: { type: "string", required: false, read_only: true, label: "Id" },
+  url: { type: "field", required: false, read_only: true, label: "Url" },
+} as const;
+
+/** DRF's metadata of the change-log dates of a model with a change log. */
+const CHANGELOG = {
+  created: { type: "date", required: false, read_only: true, label: "Created" },
+  last_updated: { type: "datetime", required: false, read_only: true, label: "Last updated" },
+} as const;
+
+/**
+ * The `children` of a nested-object field: the target's nested serializer fields (DRF SimpleMetadata),
+ * `names` (an FK's `nestedFields`) or the target's `nested` list. A nested FK is itself a read-only nested
+ * object with its own children (a device type's `manufacturer`, an interface's `device`, a virtual
+ * chassis's `master`), one rendered as a bare id (`cable`, `asId`) a plain writable "field".
+ */
+function nestedChildren(
+  reg: Registry,
+  target: Model,
+  names: readonly string[] = target.nested,
+  depth = 1,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...HEAD };
+  for (const n of names) {
     const fd = target.fields[n];
-    if (fd && fd.kind !== "fk" && fd.kind !== "gfk" && fd.kind !== "m2m") out[n] = fieldMeta(target, n, fd);
+    if (!fd || fd.kind === "gfk" || fd.kind === "m2m") continue;
+    if (fd.kind === "fk") {
+      const meta: Record<string, unknown> = {
+        type: "field",
+        required: false,
+        read_only: false,
+        label: FIELD_TEXT[`${target.app}/${target.path}`]?.[n]?.label ?? label(n, fd),
+      };
+      if (!fd.asId && n !== "cable") {
+        meta.type = "nested object";
+        meta.read_only = true;
+        if (depth < MAX_NESTING) meta.children = nestedChildren(reg, reg.get(fd.to), undefined, depth + 1);
+      }
+      out[n] = meta;
+      continue;
+    }
+    const meta = fieldMeta(target, n, fd);
+    if (fd.kind === "computed" && fd.nestedType) meta.type = fd.nestedType;
+    out[n] = meta;
   }
   return out;
+}
+
+/**
+ * A list of nested objects as DRF describes a `many=True` nested serializer: type "field" with a `child`
+ * nested object (no label) whose `children` are the target's nested fields.
+ */
+function nestedList(reg: Registry, target: Model, meta: Record<string, unknown>, readOnly: boolean) {
+  meta.type = "field";
+  meta.child = {
+    type: "nested object",
+    required: false,
+    read_only: readOnly,
+    children: nestedChildren(reg, target),
+  };
 }
 
 /** Build the OPTIONS body. `scope` list offers POST and PUT, detail only PUT. */
 export async function optionsFor(
   ctx: Ctx,
-  model: Model,
+  requested: Model,
   scope: "list" | "detail",
   auth: Auth,
   may: { post: boolean; put: boolean } = { post: true, put: true },
 ): Promise<Record<string, unknown>> {
+  const reg = registryAt(DESCRIBED_VERSION);
+  const model = reg.get(requested.key);
   const words = model.verbose
     .split(" ")
     .map((w) =>
@@ -107,26 +172,22 @@ export async function optionsFor(
     );
   const body: Record<string, unknown> = {
     name: words.join(" "),
-    description: "",
+    description: VIEW_DESCRIPTION[`${model.app}/${model.path}`] ?? "",
     renders: ["application/json", "text/html"],
     parses: ["application/json"],
   };
   if (model.readOnly || !auth.writeEnabled || !auth.actor) return body;
-  const fields: Record<string, unknown> = {
-    id: { type: "string", required: false, read_only: true, label: "Id" },
-    display: {
-      type: "field",
-      required: false,
-      read_only: true,
-      label: "Display",
-      help_text: "Human friendly display value",
-    },
-    url: { type: "field", required: false, read_only: true, label: "Url" },
-  };
+  const fields: Record<string, unknown> = { id: HEAD.id, display: HEAD.display, url: HEAD.url };
   for (const [name, fd] of model.fieldList) {
     if (fd.hidden) continue;
     const meta = fieldMeta(model, name, fd);
-    if (fd.kind === "fk" && !fd.asId) meta.children = nestedChildren(ctx.reg.get(fd.to));
+    if (fd.kind === "fk" && !fd.asId) meta.children = nestedChildren(reg, reg.get(fd.to), fd.nestedFields);
+    if (fd.kind === "computed" && fd.target) {
+      const target = reg.get(fd.target.model);
+      if (fd.target.many) nestedList(reg, target, meta, true);
+      else meta.children = nestedChildren(reg, target);
+    }
+    if (fd.kind === "computed" && fd.of) nestedList(reg, reg.get(fd.of.model), meta, true);
     if (fd.kind === "choice") meta.choices = fd.choices.map(([value, display]) => ({ value, display }));
     if (fd.kind === "status") {
       meta.choices = [...(await statusesFor(ctx, model.key)).values()].map((s) => ({
@@ -135,13 +196,13 @@ export async function optionsFor(
       }));
     }
     if (fd.kind === "gfk") {
-      const cts = ctx.reg.resolveAllowed(fd.allowed);
+      const cts = reg.resolveAllowed(fd.allowed);
       fields[`${name}_type`] = {
         type: "field",
         required: !!fd.required,
         read_only: false,
         label: label(`${name}_type`),
-        choices: cts.map((c) => ctChoice(ctx, c)),
+        choices: ctChoices(reg, cts),
       };
       fields[`${name}_id`] = {
         type: "string",
@@ -152,21 +213,24 @@ export async function optionsFor(
       fields[name] = { type: "field", required: false, read_only: true, label: label(name) };
       continue;
     }
-    if (fd.kind === "ct") meta.choices = ctx.reg.resolveAllowed(fd.allowed).map((c) => ctChoice(ctx, c));
+    if (fd.kind === "ct") meta.choices = ctChoices(reg, reg.resolveAllowed(fd.allowed));
     if (fd.writeOnly) meta.write_only = true;
     fields[name] = meta;
   }
-  if (model.changelog) {
-    fields.created = { type: "date", required: false, read_only: true, label: "Created" };
-    fields.last_updated = { type: "datetime", required: false, read_only: true, label: "Last updated" };
-  }
+  if (model.changelog) Object.assign(fields, CHANGELOG);
   if (model.tags)
     fields.tags = {
       type: "field",
       required: false,
       read_only: false,
       label: "Tags",
-      child: { type: "nested object", required: false, read_only: false },
+      child: {
+        type: "nested object",
+        required: false,
+        read_only: false,
+        // Nautobot's TagSerializerField: the nested tag plus its change-log dates.
+        children: { ...nestedChildren(reg, reg.get("extras.tag")), ...CHANGELOG },
+      },
     };
   if (hasNotes(model))
     fields.notes_url = { type: "field", required: false, read_only: true, label: "Notes url" };
@@ -185,7 +249,27 @@ export async function optionsFor(
 }
 
 /** A content-type choice as Nautobot's OPTIONS shows it: `{"value": "dcim.site", "display": "dcim | site"}`. */
-function ctChoice(ctx: Ctx, key: string): { value: string; display: string } {
-  const m = ctx.reg.models.get(key);
+function ctChoice(reg: Registry, key: string): { value: string; display: string } {
+  const m = reg.models.get(key);
   return { value: key, display: m ? `${m.app} | ${m.verbose}` : key };
+}
+
+/**
+ * Content-type choices in Nautobot 1.6's order: by app label, then by the model's verbose name compared
+ * code unit by code unit, so capitalised names come first ("IP address", "RIR", "VLAN", then "aggregate";
+ * seen in every content-type field's OPTIONS of Nautobot 1.6.32, e.g. relationships' `source_type`).
+ */
+function ctChoices(reg: Registry, keys: readonly string[]): Array<{ value: string; display: string }> {
+  const sortKey = (k: string): [string, string] => {
+    const m = reg.models.get(k);
+    return m ? [m.app, m.verbose] : [k.split(".")[0] ?? k, k];
+  };
+  const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return [...keys]
+    .sort((a, b) => {
+      const [aa, av] = sortKey(a);
+      const [ba, bv] = sortKey(b);
+      return cmp(aa, ba) || cmp(av, bv);
+    })
+    .map((c) => ctChoice(reg, c));
 }

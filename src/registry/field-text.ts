@@ -280,3 +280,25 @@ export const FIELD_TEXT: Readonly<
     vcpus: { label: "VCPUs" },
   },
 };
+
+/**
+ * The `description` of a model's API view in OPTIONS, where Nautobot 1.6.32 gives one (DRF's
+ * `get_view_description`: the view class's docstring), read from a running Nautobot 1.6.32 on 2026-11-27,
+ * keyed by `app/path`; other models' views have none ("").
+ */
+export const VIEW_DESCRIPTION: Readonly<Record<string, string>> = {
+  "extras/statuses": "View and manage custom status choices for objects with a `status` field.",
+  "extras/webhooks": "Manage Webhooks through DELETE, GET, POST, PUT, and PATCH requests.",
+  "extras/object-changes": "Retrieve a list of recent changes.",
+  "extras/content-types":
+    "Read-only list of ContentTypes. Limit results to ContentTypes pertinent to Nautobot objects.",
+  "extras/computed-fields": "Manage Computed Fields through DELETE, GET, POST, PUT, and PATCH requests.",
+  "extras/custom-links": "Manage Custom Links through DELETE, GET, POST, PUT, and PATCH requests.",
+  "extras/dynamic-groups": "Manage Dynamic Groups through DELETE, GET, POST, PUT, and PATCH requests.",
+  "extras/dynamic-group-memberships":
+    "Manage Dynamic Group Memberships through DELETE, GET, POST, PUT, and PATCH requests.",
+  "extras/secrets": "Manage Secrets through DELETE, GET, POST, PUT, and PATCH requests.",
+  "extras/secrets-groups": "Manage Secrets Groups through DELETE, GET, POST, PUT, and PATCH requests.",
+  "extras/secrets-groups-associations":
+    "Manage Secrets Group Associations through DELETE, GET, POST, PUT, and PATCH requests.",
+};

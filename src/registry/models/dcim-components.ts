@@ -27,15 +27,15 @@ const base = (): Record<string, FieldDef> => ({
 /** Read-only cable fields of cable-termination components. */
 const cableFields = (): Record<string, FieldDef> => ({
   cable: f.ofk("dcim.cable", "SET_NULL", { readOnly: true, nestedFields: ["label"], filterKey: false }),
-  cable_peer: f.computed("cable_peer", { type: "nested object" }),
-  cable_peer_type: f.computed("cable_peer_type", { type: "string" }),
+  cable_peer: f.computed("cable_peer"),
+  cable_peer_type: f.computed("cable_peer_type"),
 });
 
 /** Read-only path fields of path-endpoint components. */
 const pathFields = (): Record<string, FieldDef> => ({
-  connected_endpoint: f.computed("connected_endpoint", { type: "nested object" }),
-  connected_endpoint_type: f.computed("connected_endpoint_type", { type: "string" }),
-  connected_endpoint_reachable: f.computed("connected_endpoint_reachable", { type: "boolean" }),
+  connected_endpoint: f.computed("connected_endpoint"),
+  connected_endpoint_type: f.computed("connected_endpoint_type"),
+  connected_endpoint_reachable: f.computed("connected_endpoint_reachable"),
 });
 
 /** Filters shared by device components (DeviceComponentModelFilterSetMixin). */
@@ -315,8 +315,8 @@ export const powerPort = component({
   endpoint: true,
   fields: {
     type: f.choice(POWER_PORT_TYPES),
-    maximum_draw: f.int({ nullable: true, min: 1 }),
-    allocated_draw: f.int({ nullable: true, min: 1 }),
+    maximum_draw: f.int({ nullable: true, min: 1, max: 32_767 }),
+    allocated_draw: f.int({ nullable: true, min: 1, max: 32_767 }),
     description: f.description(),
   },
   filters: {
@@ -500,8 +500,8 @@ export const powerPortTemplate = template({
   path: "power-port-templates",
   fields: {
     type: f.choice(POWER_PORT_TYPES),
-    maximum_draw: f.int({ nullable: true, min: 1 }),
-    allocated_draw: f.int({ nullable: true, min: 1 }),
+    maximum_draw: f.int({ nullable: true, min: 1, max: 32_767 }),
+    allocated_draw: f.int({ nullable: true, min: 1, max: 32_767 }),
   },
   validate(a) {
     const { maximum_draw: max, allocated_draw: alloc } = a.data;

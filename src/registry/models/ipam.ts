@@ -64,7 +64,7 @@ export const aggregate = defineModel({
   customFields: true,
   tags: true,
   fields: {
-    family: f.computed("family", { type: "choice" }),
+    family: f.computed("family", { nestedType: "integer" }),
     prefix: f.ip("network", { required: true }),
     rir: f.rfk("ipam.rir", "PROTECT"),
     tenant: f.ofk("tenancy.tenant", "PROTECT"),
@@ -173,7 +173,7 @@ export const role = defineModel({
   fields: {
     name: f.name(100, { unique: true }),
     slug: f.slug("name", { unique: true }),
-    weight: f.int({ default: 1000, min: 0 }),
+    weight: f.int({ default: 1000, min: 0, max: 32_767 }),
     description: f.description(),
     prefix_count: f.count("ipam.prefix", "role"),
     vlan_count: f.count("ipam.vlan", "role"),
@@ -193,7 +193,7 @@ export const prefix = defineModel({
   customFields: true,
   tags: true,
   fields: {
-    family: f.computed("family", { type: "choice" }),
+    family: f.computed("family", { nestedType: "integer" }),
     prefix: f.ip("network", { required: true }),
     site: f.ofk("dcim.site", "PROTECT"),
     location: f.ofk("dcim.location", "PROTECT"),
@@ -248,7 +248,7 @@ export const ipAddress = defineModel({
   customFields: true,
   tags: true,
   fields: {
-    family: f.computed("family", { type: "choice" }),
+    family: f.computed("family", { nestedType: "integer" }),
     address: f.ip("host", { required: true }),
     vrf: f.ofk("ipam.vrf", "PROTECT", { filterKey: "rd" }),
     tenant: f.ofk("tenancy.tenant", "PROTECT"),
@@ -259,7 +259,7 @@ export const ipAddress = defineModel({
       unchecked: true,
     }),
     nat_inside: f.ofk("ipam.ipaddress", "SET_NULL", { filterKey: false }),
-    nat_outside: f.computed("nat_outside", { type: "nested object" }),
+    nat_outside: f.computed("nat_outside", { target: { model: "ipam.ipaddress", many: true } }),
     dns_name: f.str(255, {
       default: "",
       pattern: [
