@@ -7,7 +7,7 @@
  * The response header `X-SQL-Queries` counts the SQL statements the request ran.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { type DocumentNode, execute, type GraphQLSchema, parse, specifiedRules, validate } from "graphql";
+import { type DocumentNode, execute, GraphQLError, type GraphQLSchema, parse, validate } from "graphql";
 import type { Kysely, KyselyPlugin } from "kysely";
 import { normalizeUuid } from "../query/filters.ts";
 import type { Registry } from "../registry/index.ts";
@@ -19,6 +19,7 @@ import { parseJsonColumn } from "../store/values.ts";
 import { ObjectBudget } from "./budget.ts";
 import { limitRule, type QueryLimits } from "./limits.ts";
 import { Loaders } from "./loaders.ts";
+import { nautobotMessage, nautobotRules } from "./messages.ts";
 import { buildSchema, type GraphContext } from "./schema.ts";
 
 /** What the plugin needs from the server: the registry and a service context for a request. */
@@ -89,7 +90,7 @@ async function run(
     return send(400, { errors: [errorJson(e)] });
   }
   const vars = typeof variables === "string" ? parseJsonColumn(variables) : variables;
-  const problems = validate(schema, doc, [...specifiedRules, limitRule(opts.limits, vars)]);
+  const problems = validate(schema, doc, [...nautobotRules, limitRule(opts.limits, vars)]);
   if (problems.length) return send(400, { errors: problems.map(errorJson) });
   const context: GraphContext = {
     ctx,
@@ -116,10 +117,15 @@ async function run(
   );
 }
 
-/** A GraphQL error as JSON (message, locations, path); internal errors are logged, not shown. */
+/**
+ * A GraphQL error as JSON (message, locations, path), the message in Nautobot's words (`messages.ts`);
+ * internal errors are logged, not shown.
+ */
 function errorJson(e: unknown): Record<string, unknown> {
   const err = e as { message?: string; locations?: unknown; path?: unknown; originalError?: unknown };
-  const out: Record<string, unknown> = { message: String(err.message ?? e) };
+  const out: Record<string, unknown> = {
+    message: e instanceof GraphQLError ? nautobotMessage(e) : String(err.message ?? e),
+  };
   if (err.locations) out.locations = err.locations;
   if (err.path) out.path = err.path;
   return out;

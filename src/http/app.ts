@@ -287,11 +287,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
   });
 
-  // Liveness probe and the benchmark's framework floor: no auth, no database. `/health/` is Nautobot's URL.
-  for (const url of ["/health", "/health/"])
-    app.get(url, async (_req, reply) =>
-      reply.header("Content-Type", "application/json").send('{"status":"ok"}'),
-    );
+  // Liveness probe and the benchmark's framework floor: no auth, no database. Nautobot's `/health/`, which
+  // checks the database, is in routes/roots.ts.
+  app.get("/health", async (_req, reply) =>
+    reply.header("Content-Type", "application/json").send('{"status":"ok"}'),
+  );
 
   installMetrics(app, kit);
   await app.register(rootRoutes, { kit });

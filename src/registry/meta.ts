@@ -214,6 +214,11 @@ export interface CountField extends FieldBase {
   via: string;
   /** Count across the tree (this node and its descendants). */
   tree?: boolean;
+  /**
+   * Nautobot reads a model property rather than an annotation (`Interface.count_ipaddresses`), so the
+   * count is in create responses and related objects too.
+   */
+  property?: boolean;
 }
 /** A read-only value computed set-wise by a named loader (see service/computed.ts). */
 export interface ComputedField extends FieldBase {

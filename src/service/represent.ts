@@ -47,6 +47,18 @@ export interface RepresentOptions {
    * (Nautobot 1.6 `OptInFieldsMixin`).
    */
   include?: ReadonlySet<string>;
+  /**
+   * A create's response: Nautobot 1.6 serializes the saved instance, without the viewset queryset's
+   * annotations, so count fields and computed fields with an `annotation` are left out or null.
+   */
+  created?: boolean;
+  /**
+   * Objects nested in another representation (`nestedFor`): Nautobot 1.6 reaches them through the
+   * relation, without the viewset queryset's annotations, so count fields and computed fields with an
+   * `annotation` are left out or null there (a region's `parent` has `_depth` but no `site_count`); a
+   * top-level `?brief=` representation keeps them.
+   */
+  related?: boolean;
 }
 
 type Obj = Record<string, unknown>;
@@ -100,17 +112,16 @@ export async function nestedFor(
     }
     return throughMemo(cache, wanted, async (missing) => {
       const rows = await rowsById(ctx, model, missing);
-      return (await represent(ctx, model, [...rows.values()], form)).map((o): [string, Obj] => [
-        o.id as string,
-        o,
-      ]);
+      return (await represent(ctx, model, [...rows.values()], form, { related: true })).map(
+        (o): [string, Obj] => [o.id as string, o],
+      );
     });
   };
   // Display-only form (id, url, display): cached like nested ones, breaks display cycles.
   if (fields && fields.length === 0) return cached(`${model.key}#display`, { fields: [] });
   if (fields) {
     const rows = await rowsById(ctx, model, wanted);
-    const objs = await represent(ctx, model, [...rows.values()], { fields });
+    const objs = await represent(ctx, model, [...rows.values()], { fields }, { related: true });
     return new Map(objs.map((o) => [o.id as string, o]));
   }
   return cached(model.key, "nested");
@@ -203,7 +214,11 @@ export async function represent(
   const gfkMaps = new Map<string, Map<string, Obj>>();
   const countMaps = new Map<string, Map<string, number>>();
   const computed = new Map<string, unknown[]>();
-  const countFields = fields.filter((f): f is [string, CountField] => f[1].kind === "count");
+  // Counts a response leaves out (see `RepresentOptions.created` and `related`) are not counted.
+  const skipAnnotations = opts.related || (opts.created && mode === "full");
+  const countFields = fields.filter(
+    (f): f is [string, CountField] => f[1].kind === "count" && (!skipAnnotations || !!f[1].property),
+  );
   if (countFields.length)
     for (const [k, v] of await countsFor(ctx, model, countFields, ids)) countMaps.set(k, v);
   for (const [name, fd] of fields) {
@@ -294,6 +309,21 @@ export async function represent(
       obj.url = detailUrl(ctx, model, row.id);
     }
     for (const [name, fd] of fields) {
+      if ((opts.created && mode === "full") || opts.related) {
+        const annotation =
+          fd.kind === "count"
+            ? fd.property
+              ? undefined
+              : "absent"
+            : fd.kind === "computed"
+              ? fd.annotation
+              : undefined;
+        if (annotation === "absent") continue;
+        if (annotation === "null") {
+          obj[name] = null;
+          continue;
+        }
+      }
       switch (fd.kind) {
         case "fk":
           obj[name] = fkAsId(name, fd, mode) ? (row[`${name}_id`] ?? null) : (rel[name] ?? null);
@@ -351,6 +381,14 @@ export async function represent(
       if (model.keyOrder) {
         out.push(reordered(obj, model.keyOrder));
         return;
+      }
+    } else if (mode !== "nested") {
+      // Slim nested forms (an FK's `nestedFields`) may name the change-log stamps and the notes URL, as
+      // Nautobot 1.6's FrontPortRearPortSerializer (`created`, `last_updated`) and
+      // CircuitCircuitTerminationSerializer (and `notes_url`) do.
+      for (const n of mode.fields) {
+        if (n === "created" || n === "last_updated") obj[n] = row[n] ?? null;
+        else if (n === "notes_url") obj.notes_url = `${detailUrl(ctx, model, row.id)}notes/`;
       }
     }
     out.push(obj);

@@ -90,7 +90,9 @@ describe("display strings", () => {
       status: "active",
     });
     const vc = await create(s, "/api/dcim/virtual-chassis/", { name: "count-stack", master: dev.id });
-    assert.equal(vc.member_count, 1);
+    // Nautobot 1.6 leaves annotated counts out of a create's response (issue 24); the object has them.
+    assert.equal("member_count" in vc, false);
+    assert.equal((await s.api(`/api/dcim/virtual-chassis/${vc.id}/`)).body.member_count, 1);
     const logged = await s.api(`/api/extras/object-changes/?changed_object_id=${vc.id}`);
     assert.equal(logged.body.results[0].object_data.member_count, 1);
     // A device joining the chassis through its own write: the chassis counts it.
@@ -114,7 +116,7 @@ describe("display strings", () => {
     assert.equal(last.body.results[0].object_data.member_count, 2);
     assert.equal(last.body.results[0].object_data.domain, "count.example");
     const fresh = await create(s, "/api/tenancy/tenant-groups/", { name: "Count group" });
-    assert.equal(fresh.tenant_count, 0);
+    assert.equal((await s.api(`/api/tenancy/tenant-groups/${fresh.id}/`)).body.tenant_count, 0);
     const [t1, t2] = (
       await s.api("/api/tenancy/tenants/", {
         method: "POST",

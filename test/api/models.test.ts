@@ -71,7 +71,15 @@ describe("per-model CRUD", () => {
         if (fd.kind !== "fk" || typeof (body as Record<string, unknown>)[name] !== "string") continue;
         const nestedObj = obj[name];
         assert.ok(nestedObj && typeof nestedObj === "object", `${name} nested`);
-        const extra = fd.nestedFields ?? reg.get(fd.to).nested;
+        // Less the annotated counts, which a related object lacks in Nautobot 1.6 (issue 24).
+        const target = reg.get(fd.to);
+        const extra = (fd.nestedFields ?? target.nested).filter((n) => {
+          const d = target.fields[n];
+          return !(
+            (d?.kind === "count" && !d.property) ||
+            (d?.kind === "computed" && d.annotation === "absent")
+          );
+        });
         assert.deepEqual(
           Object.keys(nestedObj).sort(),
           ["display", "id", "url", ...extra].sort(),
@@ -175,13 +183,7 @@ describe("per-model CRUD", () => {
     assert.equal(d.body.device_type.manufacturer.id, w.manufacturer);
     assert.equal(d.body.device_role.id, w.devicerole);
     const v = await s.api(`/api/ipam/vlans/${w.vlan}/`);
-    assert.deepEqual(Object.keys(v.body.group).sort(), [
-      "display",
-      "id",
-      "name",
-      "slug",
-      "url",
-      "vlan_count",
-    ]);
+    // A related object carries no annotated counts (Nautobot 1.6 loads it through the relation; issue 24).
+    assert.deepEqual(Object.keys(v.body.group).sort(), ["display", "id", "name", "slug", "url"]);
   });
 });

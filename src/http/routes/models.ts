@@ -128,12 +128,12 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
         checkBulkSize(body, config.maxBulk);
         // Rendered inside the write's transaction, with the definitions and tag lookups it already made.
         const objs = await inTransaction(ctx, async (t) =>
-          kit.renderIds(t, model, await createMany(t, model, body)),
+          kit.renderIds(t, model, await createMany(t, model, body), { created: true }),
         );
         return kit.send(req, reply, 201, objs);
       }
       const [obj] = await inTransaction(ctx, async (t) =>
-        kit.renderIds(t, model, [await createObject(t, model, body)]),
+        kit.renderIds(t, model, [await createObject(t, model, body)], { created: true }),
       );
       const id = String(obj!.id);
       reply.header("Location", detailUrl(ctx, model, id));

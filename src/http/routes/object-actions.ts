@@ -15,7 +15,7 @@ import { AppError, NotFoundError } from "../../service/errors.ts";
 import { getRow, listRows } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
 import { createObject, inTransaction } from "../../service/write.ts";
-import type { HttpKit } from "../kit.ts";
+import { type HttpKit, includeParam } from "../kit.ts";
 
 /** Notes and dynamic-group member actions. */
 export async function objectActionRoutes(app: FastifyInstance, { kit }: { kit: HttpKit }): Promise<void> {
@@ -88,7 +88,13 @@ export async function objectActionRoutes(app: FastifyInstance, { kit }: { kit: H
     const limit = kit.pageLimit(req);
     const offset = kit.pageOffset(req);
     const { count, rows } = await groupMembers(ctx, row, { limit, offset });
-    const results = await kit.visible(ctx, member, await represent(ctx, member, rows, "full"));
+    // Nautobot 1.6 `DynamicGroupViewSet.members`: the member model's plain serializer (a device's has no
+    // `config_context`), with the opt-in keys only when asked for with `?include=`.
+    const results = await kit.visible(
+      ctx,
+      member,
+      await represent(ctx, member, rows, "full", { excludeConfigContext: true, include: includeParam(req) }),
+    );
     return kit.send(req, reply, 200, kit.pageBody(req, ctx, { count, limit, offset, results }));
   });
 }

@@ -6,6 +6,7 @@
 import fastifySwagger from "@fastify/swagger";
 import fastifySwaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { sql } from "kysely";
 import YAML from "yaml";
 import { APPS } from "../../registry/index.ts";
 import { AppError, NotFoundError } from "../../service/errors.ts";
@@ -13,6 +14,9 @@ import { liveWorkers, outboxStats } from "../../service/outbox.ts";
 import type { HttpKit } from "../kit.ts";
 import { openapiDocument } from "../openapi.ts";
 import { API_VERSIONS, VERSION } from "../versions.ts";
+
+/** How long `/health/` waits for the database before reporting it unavailable, in milliseconds. */
+const HEALTH_TIMEOUT_MS = 5000;
 
 /** Root, status, documentation and app-root routes. */
 export async function rootRoutes(app: FastifyInstance, { kit }: { kit: HttpKit }): Promise<void> {
@@ -59,16 +63,24 @@ export async function rootRoutes(app: FastifyInstance, { kit }: { kit: HttpKit }
         .executeTakeFirst();
       counts[key] = Number(r?.n ?? 0);
     }
+    // Nautobot's keys in its order (django-version … celery-workers-running), then ours. There is no Django
+    // or Python here: their versions are null and `node-version` names our runtime. `installed-apps` holds
+    // the Nautobot apps this server serves, under Nautobot's names, without versions (as Nautobot lists
+    // its own apps); Django's and the libraries' entries are not ours to claim.
     return kit.send(req, reply, 200, {
-      "inventory-version": VERSION,
+      "django-version": null,
+      "installed-apps": Object.fromEntries(
+        APPS.filter((a) => a !== "plugins").map((a) => [`nautobot.${a}`, null]),
+      ),
       "nautobot-version": "1.6.32",
-      "node-version": process.versions.node,
-      "database-engine": kit.store.dialect.engine,
-      "installed-apps": {},
       plugins: {},
+      "python-version": null,
       "rq-workers-running": 0,
       // Nautobot counts Celery workers; ours are the webhook workers (in `serve` or `inventory worker`).
       "celery-workers-running": await liveWorkers(kit.ctxFor(req)),
+      "inventory-version": VERSION,
+      "node-version": process.versions.node,
+      "database-engine": kit.store.dialect.engine,
       "api-versions": API_VERSIONS,
       counts,
       // Ours (issue 13): the database as this process sees it, and the webhook outbox.
@@ -84,6 +96,32 @@ export async function rootRoutes(app: FastifyInstance, { kit }: { kit: HttpKit }
         return { depth: o.depth, "oldest-due-seconds": Math.round(o.oldestDueSeconds), states: o.byState };
       })(),
     });
+  });
+
+  /**
+   * Nautobot's `/health/` (django-health-check) as JSON: `{"<check>": "working"}`, 200 when every check
+   * works, else 500 with `"unavailable: <reason>"` for the failing check. Ours has one check, the database
+   * (`DatabaseBackend`, Nautobot's name: a `SELECT 1`, failing after HEALTH_TIMEOUT_MS); Nautobot's file
+   * storage and Redis checks have nothing to check here. No login, as Nautobot. `/health` (no slash) stays
+   * the liveness probe without a database (`http/app.ts`).
+   */
+  app.get("/health/", async (_req, reply) => {
+    let timer: NodeJS.Timeout | undefined;
+    const database = await Promise.race([
+      sql`SELECT 1`.execute(kit.store.db).then(() => "working"),
+      new Promise<string>((resolve) => {
+        timer = setTimeout(
+          () => resolve("unavailable: Database error (no answer in time)"),
+          HEALTH_TIMEOUT_MS,
+        );
+      }),
+    ])
+      .catch(() => "unavailable: Database error")
+      .finally(() => clearTimeout(timer));
+    return reply
+      .code(database === "working" ? 200 : 500)
+      .header("Content-Type", "application/json")
+      .send(JSON.stringify({ DatabaseBackend: database }));
   });
 
   // openapiDocument builds the document once and only sets `servers` per call.

@@ -141,7 +141,8 @@ export const interfaceModel = component({
   path: "interfaces",
   cable: true,
   endpoint: true,
-  trailing: { count_ipaddresses: f.count("ipam.ipaddress", "assigned_object") },
+  // A model property in Nautobot 1.6 (`BaseInterface.count_ipaddresses`), not an annotation.
+  trailing: { count_ipaddresses: f.count("ipam.ipaddress", "assigned_object", { property: true }) },
   fields: {
     // Nautobot 1.6: a required status from API 1.4; `InterfaceSerializerVersion12` (API 1.2 and 1.3) has none on the
     // wire (a given status is ignored) and a new interface is `active`.
@@ -238,7 +239,11 @@ export const frontPort = component({
   cable: true,
   fields: {
     type: f.choice(PORT_TYPES, { required: true }),
-    rear_port: f.rfk("dcim.rearport", "CASCADE", { nestedFields: ["name", "label"], filterKey: "name" }),
+    // Nautobot 1.6 `FrontPortRearPortSerializer` (name, label and the change-log stamps).
+    rear_port: f.rfk("dcim.rearport", "CASCADE", {
+      nestedFields: ["name", "label", "created", "last_updated"],
+      filterKey: "name",
+    }),
     rear_port_position: f.int({ default: 1, min: 1, max: 1024 }),
     description: f.description(),
   },

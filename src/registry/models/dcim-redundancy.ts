@@ -138,6 +138,9 @@ export const interfaceRedundancyGroupAssociation = defineModel({
   ordering: ["interface_redundancy_group", "-priority"],
   search: [],
   uniqueTogether: [{ fields: ["interface_redundancy_group", "interface"] }],
+  // A relationship content type in Nautobot 1.6 (registry `model_features["relationships"]`), though its
+  // serializer has no `relationships` key.
+  features: ["relationships"],
 });
 
 export const models: ModelDef[] = [

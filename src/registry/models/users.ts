@@ -50,7 +50,7 @@ export const group = defineModel({
   path: "groups",
   fields: {
     name: f.name(150, { unique: true }),
-    user_count: f.computed("user_count", { type: "integer" }),
+    user_count: f.computed("user_count", { type: "integer", annotation: "absent" }),
   },
   nested: ["name"],
   ordering: ["name"],
