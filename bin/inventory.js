@@ -18,6 +18,17 @@ if (major < 24) {
   // service manager stopping the wrapper stops the server too (issue 12).
   const child = spawn(pinned, [join(here, "inventory.js"), ...process.argv.slice(2)], { stdio: "inherit" });
   for (const sig of ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"]) process.on(sig, () => child.kill(sig));
+  // A supervisor that signals only `npx` leaves this wrapper orphaned (issue 24): stop the server then too
+  // (the server itself watches its own parent, this wrapper, the same way: src/cli/lifecycle.ts).
+  const parent = process.ppid;
+  if (parent > 1 && !/^(false|0|no|off)$/i.test((process.env.INVENTORY_EXIT_WITH_PARENT ?? "").trim())) {
+    const watch = setInterval(() => {
+      if (process.ppid === parent) return;
+      clearInterval(watch);
+      child.kill("SIGTERM");
+    }, 500);
+    watch.unref();
+  }
   child.on("exit", (code, signal) => {
     if (signal) {
       process.removeAllListeners(signal);

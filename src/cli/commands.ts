@@ -19,7 +19,8 @@ import { openReplica } from "../store/replica.ts";
 import { backupSqliteFile } from "../store/sqlite-driver.ts";
 import { startReceiver } from "../webhooks/receiver.ts";
 import { WebhookWorker, workerSettingsFromEnv } from "../webhooks/worker.ts";
-import { forkApiProcesses, isClusterChild, serveChild } from "./cluster.ts";
+import { forkApiProcesses, isClusterChild, PRIMARY_GRACE_MS, serveChild } from "./cluster.ts";
+import { exitWithParent } from "./lifecycle.ts";
 
 interface DbOpts {
   database?: string;
@@ -202,7 +203,7 @@ export async function runServe(opts: ServeOpts): Promise<void> {
   }
   worker?.start();
   // Signal handlers before the announcement: a SIGTERM right after "listening" is a clean shutdown.
-  closeWithGrace({ delay: 10000 }, async ({ err }) => {
+  closeWithGrace({ delay: workers > 1 ? PRIMARY_GRACE_MS : 10000 }, async ({ err }) => {
     if (err) logger.error({ err }, "shutting down after error");
     await stopServing();
     await worker?.stop();
@@ -210,6 +211,7 @@ export async function runServe(opts: ServeOpts): Promise<void> {
     await store.close();
     if (demoFile) for (const suffix of ["", "-wal", "-shm"]) rmSync(`${demoFile}${suffix}`, { force: true });
   });
+  exitWithParent(); // issue 24: stopped with the wrapper that started it (`npx inventory serve`)
   const where = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`;
   // The UI first (issue 10), then the API, then how to get a login.
   process.stdout.write(`web interface: ${where}/\n`);
@@ -252,6 +254,7 @@ export async function runWorker(opts: DbOpts & { concurrency?: string }): Promis
   process.stdout.write(
     `webhook worker ${worker.id} running (database ${store.url.replace(/\/\/[^@]*@/, "//")})\n`,
   );
+  exitWithParent();
   closeWithGrace({ delay: settings.timeoutMs + 5000 }, async () => {
     await worker.stop();
     await store.close();

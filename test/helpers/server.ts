@@ -2,6 +2,8 @@
  * Test helper: a real server on a real database. The engine comes from TEST_DB (`sqlite`, the default,
  * or `postgres`, using TEST_PG_URL or postgres://postgres@127.0.0.1:5432/test with a fresh schema per
  * server). Each server gets a superuser `admin` and a write token; `close()` drops everything.
+ * Servers of test files under test/hostile/ are watched by the latency guard (health-guard.ts): `close()`
+ * fails when `/health` was ever slower than its threshold while the server ran.
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { rmSync } from "node:fs";
@@ -16,6 +18,7 @@ import { openStore, type Store } from "../../src/store/db.ts";
 import { migrate } from "../../src/store/migrate.ts";
 import { openReplica } from "../../src/store/replica.ts";
 import { WebhookWorker, type WorkerSettings, workerSettingsFromEnv } from "../../src/webhooks/worker.ts";
+import { assertHealthy, type HealthReport, healthGuardWanted, startHealthGuard } from "./health-guard.ts";
 
 export const ENGINE = (process.env.TEST_DB ?? "sqlite") as "sqlite" | "postgres";
 
@@ -33,7 +36,13 @@ export interface TestServer {
     path: string,
     init?: { method?: string; body?: unknown; token?: string | null; headers?: Record<string, string> },
   ): Promise<{ status: number; body: any; headers: Headers }>;
+  /**
+   * Stop the server and drop its database.
+   * @throws Error after cleaning up, when the health guard was on and `/health` was too slow at some point.
+   */
   close(): Promise<void>;
+  /** What the health guard has seen so far, final after `close()` (undefined when the guard is off). */
+  health?: HealthReport;
 }
 
 /**
@@ -73,6 +82,8 @@ export async function startServer(
     engine?: "sqlite" | "postgres";
     /** Serve this existing database (a second process's view of another server's data); kept at close. */
     databaseUrl?: string;
+    /** Poll `/health` while the server runs and fail `close()` when too slow (default: under test/hostile/). */
+    healthGuard?: boolean;
   } = {},
 ): Promise<TestServer> {
   let url: string;
@@ -101,7 +112,9 @@ export async function startServer(
     worker = new WebhookWorker(store, { ...workerSettingsFromEnv({}, "test"), ...opts.worker });
     worker.start();
   }
-  return {
+  const guard = (opts.healthGuard ?? healthGuardWanted()) ? await startHealthGuard(base) : undefined;
+  const server: TestServer = {
+    health: guard?.report,
     url: base,
     token,
     store,
@@ -132,11 +145,18 @@ export async function startServer(
       return { status: res.status, body: parsed, headers: res.headers };
     },
     async close() {
+      if (guard) await guard.stop();
       await app.close();
       await worker?.stop();
       await store.replica?.close();
       await store.close();
       await cleanup();
+      if (server.health) {
+        if (process.env.INVENTORY_TEST_HEALTH_REPORT)
+          process.stderr.write(`health guard ${process.argv[1]}: ${JSON.stringify(server.health)}\n`);
+        assertHealthy(server.health, `server ${base}`);
+      }
     },
   };
+  return server;
 }
