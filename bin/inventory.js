@@ -16,12 +16,20 @@ if (major < 24) {
   }
   // Forward termination signals to the real process and leave with its exit code (or its signal), so a
   // service manager stopping the wrapper stops the server too (issue 12).
-  const child = spawn(pinned, [join(here, "inventory.js"), ...process.argv.slice(2)], { stdio: "inherit" });
+  // Same rule as src/cli/lifecycle.ts `watchesParent`: INVENTORY_EXIT_WITH_PARENT decides, else only when
+  // started through npm (`npx inventory serve`); the server then watches this wrapper, its parent.
+  const setting = (process.env.INVENTORY_EXIT_WITH_PARENT ?? "").trim();
+  const watchParent =
+    /^(true|1|yes|on)$/i.test(setting) || (!/^(false|0|no|off)$/i.test(setting) && !!process.env.npm_command);
+  const child = spawn(pinned, [join(here, "inventory.js"), ...process.argv.slice(2)], {
+    stdio: "inherit",
+    env: { ...process.env, INVENTORY_EXIT_WITH_PARENT: watchParent ? "true" : "false" },
+  });
   for (const sig of ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"]) process.on(sig, () => child.kill(sig));
   // A supervisor that signals only `npx` leaves this wrapper orphaned (issue 24): stop the server then too
   // (the server itself watches its own parent, this wrapper, the same way: src/cli/lifecycle.ts).
   const parent = process.ppid;
-  if (parent > 1 && !/^(false|0|no|off)$/i.test((process.env.INVENTORY_EXIT_WITH_PARENT ?? "").trim())) {
+  if (parent > 1 && watchParent) {
     const watch = setInterval(() => {
       if (process.ppid === parent) return;
       clearInterval(watch);

@@ -272,6 +272,42 @@ describe(`API processes killed and stopped on ${ENGINE}`, () => {
     });
 });
 
+describe("a server left running after its shell exits (nohup)", () => {
+  it("is not stopped with its parent unless started through npm or INVENTORY_EXIT_WITH_PARENT=true", async () => {
+    const { url, cleanup } = freshDatabase(ENGINE, "nohup");
+    const port = await freePort();
+    const env: Record<string, string | undefined> = { ...process.env };
+    delete env.npm_command; // as typed in a terminal, not through npm
+    delete env.INVENTORY_EXIT_WITH_PARENT;
+    // The shell starts the server in the background and exits at once: the server is re-parented.
+    const sh = spawn(
+      "sh",
+      [
+        "-c",
+        `"${process.execPath}" src/main.ts serve --no-worker --port ${port} --database '${url}' >/dev/null 2>&1 & echo $!`,
+      ],
+      { env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "inherit"] },
+    );
+    let out = "";
+    sh.stdout!.on("data", (d) => (out += d));
+    await new Promise((r) => sh.once("exit", r));
+    const pid = Number(out.trim());
+    try {
+      await waitUntil(
+        () => portOpen(port),
+        60_000,
+        () => "the server never listened",
+      );
+      await new Promise((w) => setTimeout(w, 2000)); // four parent checks
+      assert.equal(await portOpen(port), true, "still serving after its shell exited");
+    } finally {
+      process.kill(pid, "SIGTERM");
+      await waitUntil(async () => !(await portOpen(port)), 30_000);
+      await cleanup();
+    }
+  });
+});
+
 describe(`the hostile suite's /health latency guard on ${ENGINE}`, () => {
   /** Hold this process's event loop (the test server's too: it runs in this process) for `ms`. */
   const hold = (ms: number) => {
