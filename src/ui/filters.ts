@@ -9,6 +9,7 @@ import type { Ctx } from "../service/context.ts";
 import { hasMoreThan, listRows } from "../service/read.ts";
 import { represent } from "../service/represent.ts";
 import { statusesFor } from "../service/rows.ts";
+import { contentTypeLabel } from "./columns.ts";
 import { MAX_OPTIONS } from "./forms.ts";
 import { titleOf } from "./views.ts";
 
@@ -28,7 +29,7 @@ const DECLARED: Record<string, string[]> = {
 };
 
 /** Most generated controls per list. */
-const MAX_CONTROLS = 5;
+const MAX_CONTROLS = 6;
 
 async function optionsOf(
   ctx: Ctx,
@@ -52,7 +53,9 @@ export async function filterControls(
   const out: FilterControl[] = [];
   const value = (p: string) => given.get(p)?.[0] ?? "";
   const declared = DECLARED[model.key];
-  const names = declared ?? model.fieldList.map(([n]) => n);
+  // Generated forms: status first, then roles (Nautobot's filter forms lead with them), then the rest.
+  const rank = (n: string) => (n === "status" ? 0 : n === "role" || n.endsWith("_role") ? 1 : 2);
+  const names = declared ?? model.fieldList.map(([n]) => n).sort((a, b) => rank(a) - rank(b));
   for (const name of names) {
     if (out.length >= (declared ? 10 : MAX_CONTROLS)) break;
     if (name === "time_after" || name === "time_before") {
@@ -85,7 +88,7 @@ export async function filterControls(
     } else if (fd.kind === "ct") {
       const options = ctx.reg
         .resolveAllowed(fd.allowed)
-        .map((k) => ({ value: k, label: k.replace(".", " | ") }));
+        .map((k) => ({ value: k, label: contentTypeLabel(ctx.reg, k) }));
       out.push({ param: field, label, kind: "select", options, value: value(field) });
     } else if (fd.kind === "fk" && fd.filterKey !== false) {
       const param = fd.idFilter ?? `${field}_id`;

@@ -16,16 +16,26 @@ import type { Registry } from "../registry/index.ts";
 import { type Actor, type Ctx, makeCtx, type ServiceSettings } from "../service/context.ts";
 import { AppError } from "../service/errors.ts";
 import { DEFAULT_LOGIN_LIMITS, LoginLimiter } from "../service/login-limit.ts";
-import { loadGrants } from "../service/permissions.ts";
+import { type Grants, loadGrants } from "../service/permissions.ts";
 import { actorById, SESSION_MAX_AGE_MS, sessionSecret, sessionStore } from "../service/sessions.ts";
 import type { Store } from "../store/db.ts";
 import type { WorkerSettings } from "../webhooks/worker.ts";
+import { takeFlash } from "./flash.ts";
+import { type MenuSection, menuFor } from "./menu.ts";
 import { actionRoutes } from "./routes/actions.ts";
+import { allocateRoutes } from "./routes/allocate.ts";
 import { assetRoutes } from "./routes/assets.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { browseRoutes } from "./routes/browse.ts";
 import { bulkEditRoutes } from "./routes/bulk-edit.ts";
+import { componentRoutes } from "./routes/components.ts";
 import { editRoutes } from "./routes/edit.ts";
+import { exportRoutes } from "./routes/export.ts";
+import { importRoutes } from "./routes/import.ts";
+import { listRoutes } from "./routes/list.ts";
+import { lookupRoutes } from "./routes/lookup.ts";
+import { prefsRoutes, themeOf } from "./routes/prefs.ts";
+import { traceRoutes } from "./routes/trace.ts";
 import { renderPage } from "./views.ts";
 
 declare module "fastify" {
@@ -42,8 +52,11 @@ export interface UiKit {
   loginLimiter: LoginLimiter;
   /** The logged-in user of the request (set by the auth hook), else a redirect to the login page happened. */
   actor(req: FastifyRequest): Actor;
-  /** A service context for the request's user, with their object permissions. */
-  ctxFor(req: FastifyRequest): Promise<Ctx>;
+  /**
+   * A service context for the request's user, with their object permissions; `absolute` gives objects'
+   * `url` with the request's scheme and host, as the API does (exports), instead of relative ones.
+   */
+  ctxFor(req: FastifyRequest, opts?: { absolute?: boolean }): Promise<Ctx>;
   /** Render a page inside the layout (user, CSRF token and title filled in). */
   page(
     req: FastifyRequest,
@@ -87,6 +100,19 @@ export async function uiPlugin(
     });
 
     const actors = new WeakMap<FastifyRequest, Actor>();
+    // One load of the user's grants per request, shared by the navigation menu and `ctxFor` (issue 25).
+    const grantsOf = new WeakMap<FastifyRequest, Promise<Grants | undefined>>();
+    const grantsFor = (req: FastifyRequest, actor: Actor) => {
+      let g = grantsOf.get(req);
+      if (!g) {
+        g = actor.isSuperuser
+          ? Promise.resolve(undefined)
+          : loadGrants(makeCtx({ store, reg, settings }), actor);
+        grantsOf.set(req, g);
+      }
+      return g;
+    };
+    const menus = new WeakMap<FastifyRequest, MenuSection[]>();
     // Every form post carries the session's CSRF token (`_csrf`); a missing or wrong one is a 403.
     ui.addHook("preHandler", (req, reply, done) => {
       if (req.method === "POST") ui.csrfProtection(req, reply, done);
@@ -101,6 +127,7 @@ export async function uiPlugin(
         return reply;
       }
       actors.set(req, actor);
+      menus.set(req, menuFor(reg, await grantsFor(req, actor)));
     });
 
     ui.setErrorHandler((err, req, reply) => {
@@ -135,11 +162,9 @@ export async function uiPlugin(
         if (!a) throw new AppError(403, "Not logged in.");
         return a;
       },
-      async ctxFor(req) {
+      async ctxFor(req, opts = {}) {
         const actor = kit.actor(req);
-        const grants = actor.isSuperuser
-          ? undefined
-          : await loadGrants(makeCtx({ store, reg, settings }), actor);
+        const grants = await grantsFor(req, actor);
         const cached = req.method === "GET";
         const tokens = await store.freshTokens();
         return makeCtx({
@@ -151,6 +176,7 @@ export async function uiPlugin(
           cached,
           token: cached ? tokens.data : undefined,
           definitionsToken: tokens.definitions,
+          ...(opts.absolute ? { baseUrl: `${req.protocol}://${req.host}` } : {}),
         });
       },
       page(req, reply, name, data, status = 200) {
@@ -158,6 +184,10 @@ export async function uiPlugin(
           ...data,
           user: actors.get(req),
           csrf: reply.generateCsrf(),
+          menu: menus.get(req) ?? [],
+          flash: actors.get(req) ? takeFlash(req) : [],
+          theme: themeOf(req),
+          here: req.url,
         });
         return reply
           .code(status)
@@ -170,7 +200,15 @@ export async function uiPlugin(
     await ui.register(assetRoutes, { kit });
     await ui.register(editRoutes, { kit });
     await ui.register(bulkEditRoutes, { kit });
+    await ui.register(listRoutes, { kit });
+    await ui.register(exportRoutes, { kit });
+    await ui.register(prefsRoutes, { kit });
     await ui.register(actionRoutes, { kit, webhookSettings: opts.webhookSettings });
+    await ui.register(lookupRoutes, { kit });
+    await ui.register(traceRoutes, { kit });
+    await ui.register(componentRoutes, { kit });
+    await ui.register(allocateRoutes, { kit });
+    await ui.register(importRoutes, { kit });
     await ui.register(browseRoutes, { kit });
   });
 }

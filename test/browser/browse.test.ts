@@ -85,7 +85,7 @@ describe("web interface in Chromium", () => {
     assert.equal(await page.evaluate("document.activeElement.textContent"), "Skip to content");
     await page.screenshot({ path: `${SHOTS}/home.png`, fullPage: true });
 
-    await page.click('a[href="/dcim/sites/"]');
+    await page.click(`main a[href="/dcim/sites/"]`);
     await page.waitForURL(`${s.url}/dcim/sites/`);
     await page.screenshot({ path: `${SHOTS}/site-list.png` });
     await page.click("text=AMS1");

@@ -13,6 +13,7 @@ import { mayDo } from "../../service/permissions.ts";
 import { inTransaction, updateObject } from "../../service/write.ts";
 import { sendTest } from "../../webhooks/test-send.ts";
 import type { WorkerSettings } from "../../webhooks/worker.ts";
+import { flash } from "../flash.ts";
 import { rowFor } from "../guard.ts";
 import type { UiKit } from "../plugin.ts";
 
@@ -49,19 +50,30 @@ export async function actionRoutes(
     if (model.key !== "extras.webhook") await rowFor(ctx, hooks, String(row.webhook_id), "change");
     const back = `/${model.app}/${model.path}/${id}/`;
     if (model.key === "extras.webhookdelivery") {
-      await inTransaction(ctx, (t) => retryDeliveries(t, { deliveryId: id }));
+      const n = await inTransaction(ctx, (t) => retryDeliveries(t, { deliveryId: id }));
+      flash(req, "success", `Delivery queued again${retried(n)}.`);
       return reply.redirect(back, 302);
     }
     if (action === "retry-failed") {
-      await inTransaction(ctx, (t) => retryDeliveries(t, { webhookId: id }));
+      const n = await inTransaction(ctx, (t) => retryDeliveries(t, { webhookId: id }));
+      flash(req, "success", `Failed deliveries of ${String(row.name)} queued again${retried(n)}.`);
       return reply.redirect(`/extras/webhook-deliveries/?webhook_id=${id}`, 302);
     }
     if (action === "toggle") {
       await inTransaction(ctx, (t) => updateObject(t, model, id, { enabled: !row.enabled }, true));
+      flash(req, "success", `${row.enabled ? "Disabled" : "Enabled"} webhook ${String(row.name)}.`);
       return reply.redirect(back, 302);
     }
     const out = await sendTest(kit.store, id, webhookSettings);
     if (!out) throw new NotFoundError();
+    // Shown on this very page (the result is drawn now, not after a redirect).
+    flash(
+      req,
+      out.error === null ? "success" : "danger",
+      out.error === null
+        ? `Test event sent to ${String(row.name)}.`
+        : `Test event to ${String(row.name)} failed: ${out.error}`,
+    );
     return kit.page(req, reply, "test-result", {
       title: `Test of ${String(row.name)}`,
       back,
@@ -79,3 +91,7 @@ const headerLines = (headers: Record<string, string>) =>
   Object.entries(headers)
     .map(([k, v]) => `${k}: ${v}`)
     .join("\n");
+
+/** " (n deliveries)" when the retry function reports a count, else nothing. */
+const retried = (n: unknown) =>
+  typeof n === "number" ? ` (${n} ${n === 1 ? "delivery" : "deliveries"})` : "";

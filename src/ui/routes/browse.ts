@@ -1,38 +1,29 @@
 /**
  * The object browser, generated from the model registry for every model: home (counts per model, recent
- * changes), list pages (`/<app>/<path>/`: the API's filters and `q`, sortable columns, page size,
- * pagination), detail pages (`/<app>/<path>/<id>/`: every field, related objects as links, the object's
- * change log) and a global search. Reads go through the service layer with the user's permissions.
+ * changes), detail pages (`/<app>/<path>/<id>/`: every field, related objects as links, the object's
+ * change log) and a global search; list pages are `list.ts`. Reads go through the service layer with the user's permissions.
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { normalizeUuid, RESERVED_PARAMS } from "../../query/filters.ts";
+import { normalizeUuid } from "../../query/filters.ts";
 import { APP_LABELS, hasNotes, type Model } from "../../registry/index.ts";
 import type { Ctx } from "../../service/context.ts";
-import { AppError, NotFoundError, PermissionDenied, ValidationError } from "../../service/errors.ts";
+import { AppError, NotFoundError, PermissionDenied } from "../../service/errors.ts";
 import { mayDo } from "../../service/permissions.ts";
 import { getRow, listRows } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
-import { childTables, listColumns } from "../children.ts";
-import { filterControls, nonBlank } from "../filters.ts";
+import { cablingLinks } from "../cabling.ts";
+import { childTables } from "../children.ts";
+import { contentTypeLabel, objectTitle, withContentTypeLabels } from "../columns.ts";
+import { detailTools } from "../detail-tools.ts";
 import { esc, markdownBudget, markdownHtml, valueHtml } from "../format.ts";
+import { queryParams as params } from "../list-query.ts";
+import { browsable } from "../menu.ts";
 import { PANEL_FIELDS, PANEL_TITLES, PANELS } from "../panels.ts";
 import type { UiKit } from "../plugin.ts";
 import { titleOf, uiUrl } from "../views.ts";
 import { ACTIONS } from "./actions.ts";
 
 type Obj = Record<string, unknown>;
-
-/** Models shown in the browser: every registered model except the webhook outbox internals. */
-const browsable = (m: Model) => m.key !== "extras.contenttype";
-
-/** Query string → ordered multimap. */
-function params(req: FastifyRequest): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  const i = req.url.indexOf("?");
-  if (i >= 0)
-    for (const [k, v] of new URLSearchParams(req.url.slice(i + 1))) out.set(k, [...(out.get(k) ?? []), v]);
-  return out;
-}
 
 /** The object changes of one object (or the latest ones), newest first, as rows of the changes table. */
 async function changesFor(ctx: Ctx, objectId?: string): Promise<Obj[]> {
@@ -49,7 +40,7 @@ async function changesFor(ctx: Ctx, objectId?: string): Promise<Obj[]> {
         .slice(0, 19),
       user: r.user_name,
       action: r.action,
-      type: m ? titleOf(m.verbose) : r.changed_object_type,
+      type: m ? titleOf(m.verbose) : contentTypeLabel(ctx.reg, String(r.changed_object_type)),
       repr: r.object_repr,
       url: m && r.action !== "delete" ? `/${m.app}/${m.path}/${r.changed_object_id}/` : undefined,
     };
@@ -133,91 +124,6 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
     });
   });
 
-  app.get("/:app/:model/", async (req, reply) => {
-    const model = modelOf(req);
-    const ctx = await kit.ctxFor(req);
-    needView(ctx, model);
-    const all = nonBlank(params(req));
-    const limit = Math.min(Math.max(Number(all.get("limit")?.[0] ?? 50) || 50, 1), 1000);
-    const offset = Math.max(Number(all.get("offset")?.[0] ?? 0) || 0, 0);
-    // `sort=<column>` or `-<column>`: a listed column orders the page (through the related object's own
-    // ordering for a relation); anything else keeps the model's ordering.
-    const sortRaw = all.get("sort")?.[0] ?? "";
-    const sortName = sortRaw.replace(/^-/, "");
-    const sortable = (n: string) =>
-      n === "name" || listColumns(model).includes(n) || model.fields[n]?.kind === "str";
-    const sort =
-      sortName &&
-      model.fields[sortName] &&
-      sortable(sortName) &&
-      !["m2m", "computed", "count", "cts", "gfk", "json"].includes(model.fields[sortName]!.kind)
-        ? sortRaw
-        : undefined;
-    const filters = new Map(
-      [...all].filter(([k]) => !["limit", "offset", "sort"].includes(k) && !RESERVED_PARAMS.has(k)),
-    );
-    let error: string | undefined;
-    let result = { count: 0, rows: [] as Obj[] };
-    try {
-      result = await listRows(ctx, model, {
-        params: filters,
-        limit,
-        offset,
-        ...(sort ? { ordering: [sort] } : {}),
-      });
-    } catch (e) {
-      if (!(e instanceof ValidationError)) throw e;
-      error = Object.entries(e.errors as Record<string, string[]>)
-        .map(([k, v]) => `${k}: ${[v].flat().join(" ")}`)
-        .join("; ");
-    }
-    const objs = await represent(ctx, model, result.rows, "full", {
-      include: new Set(),
-      excludeConfigContext: true,
-    });
-    const cols = listColumns(model);
-    const link = (o: number, sortBy?: string) => {
-      const p = new URLSearchParams();
-      for (const [k, vs] of all)
-        if (k !== "offset" && (sortBy === undefined || k !== "sort")) for (const v of vs) p.append(k, v);
-      if (sortBy) p.set("sort", sortBy);
-      if (o > 0) p.set("offset", String(o));
-      const s = p.toString();
-      return `/${model.app}/${model.path}/${s ? `?${s}` : ""}`;
-    };
-    const sortLink = (field: string) => link(0, sort === field ? `-${field}` : field);
-    const displaySort = model.fields.name ? "name" : undefined;
-    const rows = objs.map((o) => [
-      `<a href="${esc(uiUrl(o.url))}">${esc(o.display)}</a>`,
-      ...cols.map((c) => valueHtml(o[c], c)),
-    ]);
-    const writable = !model.readOnly && model.key !== "users.token";
-    const filters_ = await filterControls(ctx, model, all);
-    return kit.page(req, reply, "list", {
-      filters: filters_,
-      addUrl: writable && mayDo(ctx.grants, model, "add") ? `/${model.app}/${model.path}/add/` : undefined,
-      bulkUrl:
-        writable && mayDo(ctx.grants, model, "delete") ? `/${model.app}/${model.path}/delete/` : undefined,
-      bulkEditUrl:
-        writable && mayDo(ctx.grants, model, "change") ? `/${model.app}/${model.path}/edit/` : undefined,
-      ids: objs.map((o) => String(o.id)),
-      title: titleOf(model.plural ?? `${model.verbose}s`),
-      q: all.get("q")?.[0] ?? "",
-      count: result.count,
-      limit,
-      error,
-      columns: [
-        { label: titleOf(model.verbose), sortUrl: displaySort ? sortLink(displaySort) : link(0) },
-        ...cols.map((c) => ({ label: titleOf(c.replace(/_/g, " ")), sortUrl: sortLink(c) })),
-      ],
-      rows,
-      from: result.count ? offset + 1 : 0,
-      to: offset + objs.length,
-      prev: offset > 0 ? link(Math.max(offset - limit, 0)) : undefined,
-      next: offset + limit < result.count ? link(offset + limit) : undefined,
-    });
-  });
-
   app.get("/:app/:model/:id/", async (req, reply) => {
     const model = modelOf(req);
     const id = normalizeUuid((req.params as { id: string }).id);
@@ -231,7 +137,7 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
     if (!obj) throw new AppError(404, "Not found.");
     // One Markdown budget for the page: comments first, then the notes (issue 23).
     const budget = markdownBudget();
-    const fields = Object.entries(obj)
+    const fields = Object.entries(withContentTypeLabels(kit.reg, model, obj))
       .filter(
         ([k]) => !["id", "url", "display", "notes_url"].includes(k) && !PANEL_FIELDS[model.key]?.includes(k),
       )
@@ -265,6 +171,9 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
         }))
       : [];
     const children = await childTables(ctx, model, row);
+    const links = cablingLinks(ctx, model, id, row.cable_id);
+    // Issue 25: "Add components", allocation buttons and a prefix's free space (detail-tools.ts).
+    const tools = await detailTools(ctx, model, row);
     // Notes (Nautobot's Notes tab): newest last, as the API lists them, with an add form.
     const noteModel = kit.reg.get("extras.note");
     const notes =
@@ -289,13 +198,16 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
     const panel = PANELS[model.key];
     const panels = panel ? await panel(ctx, row) : [];
     return kit.page(req, reply, "detail", {
-      children,
+      children: [...children, ...tools.tables],
+      menus: tools.menus,
+      tools: tools.tools,
       notes,
       notesUrl:
         notes && mayDo(ctx.grants, noteModel, "add") ? `/${model.app}/${model.path}/${id}/notes/` : undefined,
       panels,
       panelTitle: PANEL_TITLES[model.key] ?? "",
       actions,
+      links,
       editUrl:
         writable && mayDo(ctx.grants, model, "change")
           ? `/${model.app}/${model.path}/${id}/edit/`
@@ -305,7 +217,7 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
           ? `/${model.app}/${model.path}/${id}/delete/`
           : undefined,
       related,
-      title: String(obj.display),
+      title: objectTitle(model, obj),
       verbose: titleOf(model.verbose),
       plural: titleOf(model.plural ?? `${model.verbose}s`),
       listUrl: `/${model.app}/${model.path}/`,

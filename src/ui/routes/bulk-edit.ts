@@ -15,6 +15,7 @@ import { NotFoundError, PermissionDenied, ValidationError } from "../../service/
 import { mayDo } from "../../service/permissions.ts";
 import { represent } from "../../service/represent.ts";
 import { inTransaction, snapshots, updateObject } from "../../service/write.ts";
+import { flash, returnTo } from "../flash.ts";
 import { bodyFromForm, type Control, controlsFor, extrasFromForm, splitErrors } from "../forms.ts";
 import { rowsFor } from "../guard.ts";
 import type { UiKit } from "../plugin.ts";
@@ -110,7 +111,9 @@ export async function bulkEditRoutes(app: FastifyInstance, { kit }: { kit: UiKit
       .filter((v): v is string => !!v)
       .slice(0, MAX_OBJECTS);
     const listUrl = `/${model.app}/${model.path}/`;
-    if (!ids.length) return reply.redirect(listUrl, 302);
+    // Back to the list as it was (filters, sort, page): issue 25.
+    const back = returnTo(posted.return_url, listUrl);
+    if (!ids.length) return reply.redirect(back, 302);
     // Every selected object must be one the user may change (the API's `change` constraints): 403 (or 404
     // for one they may not see) otherwise, never a silent subset (issue 23).
     const rows = await rowsFor(ctx, model, ids, "change");
@@ -128,7 +131,8 @@ export async function bulkEditRoutes(app: FastifyInstance, { kit }: { kit: UiKit
           what: objs.map((o) => String(o.display)),
           ids: objs.map((o) => String(o.id)),
           action: `${listUrl}edit/`,
-          cancel: listUrl,
+          cancel: back,
+          returnUrl: back,
           controls: await bulkControls(ctx, model, posted, errors),
           nullify: list(posted._nullify),
           general,
@@ -195,6 +199,11 @@ export async function bulkEditRoutes(app: FastifyInstance, { kit }: { kit: UiKit
       const { fields, general } = splitErrors(e);
       return draw(fields, [`${current} failed validation; no object was changed.`, ...general], 400);
     }
-    return reply.redirect(listUrl, 302);
+    flash(
+      req,
+      "success",
+      `Updated ${objs.length} ${objs.length === 1 ? model.verbose : (model.plural ?? `${model.verbose}s`)}`,
+    );
+    return reply.redirect(back, 302);
   });
 }

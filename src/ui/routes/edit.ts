@@ -19,6 +19,7 @@ import { mayDo } from "../../service/permissions.ts";
 import { getRow } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
 import { createObject, deleteObjects, inTransaction, updateObject } from "../../service/write.ts";
+import { displayOf, flash, returnTo } from "../flash.ts";
 import { bodyFromForm, controlsFor, extrasFromForm, splitErrors } from "../forms.ts";
 import { rowFor, rowsFor } from "../guard.ts";
 import type { UiKit } from "../plugin.ts";
@@ -42,7 +43,13 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
     ctx: Ctx,
     model: Model,
     current: Obj,
-    opts: { id?: string; errors?: Record<string, string[]>; general?: string[]; status?: number },
+    opts: {
+      id?: string;
+      errors?: Record<string, string[]>;
+      general?: string[];
+      status?: number;
+      fresh?: boolean;
+    },
   ) =>
     kit.page(
       req,
@@ -52,11 +59,35 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
         title: opts.id ? `Edit ${titleOf(model.verbose)}` : `Add ${titleOf(model.verbose)}`,
         action: opts.id ? `/${model.app}/${model.path}/${opts.id}/edit/` : `/${model.app}/${model.path}/add/`,
         cancel: opts.id ? `/${model.app}/${model.path}/${opts.id}/` : `/${model.app}/${model.path}/`,
-        controls: await controlsFor(ctx, model, current, opts.errors),
-        general: opts.general ?? [],
+        ...(await drawn(ctx, model, current, opts)),
       },
       opts.status ?? 200,
     );
+  /** The controls, and the general messages plus every field error no control shows (never a silent 400). */
+  const drawn = async (
+    ctx: Ctx,
+    model: Model,
+    current: Obj,
+    opts: { id?: string; errors?: Record<string, string[]>; general?: string[]; fresh?: boolean },
+  ) => {
+    const errors = { ...(opts.errors ?? {}) };
+    const general: string[] = [];
+    // DRF's unique-together message ("The fields a, b must make a unique set.") goes beside the last of
+    // its fields that the form shows (a cable's B side already cabled), else on top of the form.
+    for (const m of opts.general ?? []) {
+      const named = /^The fields (.+) must make a unique set\.$/.exec(m)?.[1]?.split(", ") ?? [];
+      const at = named.reverse().find((n) => model.fieldList.some(([f]) => n === f || n.startsWith(`${f}_`)));
+      if (at) errors[at] = [...(errors[at] ?? []), m];
+      else general.push(m);
+    }
+    const controls = await controlsFor(ctx, model, current, errors, { id: opts.id, fresh: opts.fresh });
+    const shown = new Set(controls.map((c) => c.name));
+    // A generic FK's errors under its own name are shown beside its `<name>_id` control.
+    for (const [n, fd] of model.fieldList) if (fd.kind === "gfk" && shown.has(`${n}_id`)) shown.add(n);
+    for (const [k, msgs] of Object.entries(errors))
+      if (!shown.has(k)) general.push(...msgs.map((m) => `${titleOf(k.replace(/_/g, " "))}: ${m}`));
+    return { controls, general };
+  };
   /** Save a posted form; on a validation error, draw it again with the errors. */
   const save = async (req: FastifyRequest, reply: FastifyReply, model: Model, id?: string) => {
     const ctx = await kit.ctxFor(req);
@@ -64,7 +95,8 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
     const posted = (req.body ?? {}) as Obj;
     const { body, errors } = bodyFromForm(model, posted);
     await extrasFromForm(ctx, model, posted, body, errors);
-    if (Object.keys(errors).length) return form(req, reply, ctx, model, posted, { id, errors, status: 400 });
+    if (Object.keys(errors).length)
+      return form(req, reply, ctx, model, posted, { id, errors, status: 400, fresh: false });
     try {
       const saved = await inTransaction(ctx, async (t) => {
         if (id) {
@@ -73,11 +105,16 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
         }
         return createObject(t, model, body);
       });
+      flash(
+        req,
+        "success",
+        `${id ? "Modified" : "Created"} ${model.verbose} ${await displayOf(ctx, model, saved)}`,
+      );
       return reply.redirect(`/${model.app}/${model.path}/${saved}/`, 302);
     } catch (e) {
       if (!(e instanceof ValidationError)) throw e;
       const { fields, general } = splitErrors(e);
-      return form(req, reply, ctx, model, posted, { id, errors: fields, general, status: 400 });
+      return form(req, reply, ctx, model, posted, { id, errors: fields, general, status: 400, fresh: false });
     }
   };
 
@@ -85,7 +122,11 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
     const model = target(req);
     const ctx = await kit.ctxFor(req);
     need(ctx, model, "add");
-    return form(req, reply, ctx, model, {}, {});
+    // Initial values from the query (`/dcim/cables/add/?termination_a_type=…&termination_a_id=…`, "Connect").
+    const initial = Object.fromEntries(
+      Object.entries((req.query ?? {}) as Record<string, unknown>).filter(([, v]) => typeof v === "string"),
+    );
+    return form(req, reply, ctx, model, initial, { fresh: true });
   });
   app.post("/:app/:model/add/", async (req, reply) => save(req, reply, target(req)));
 
@@ -134,7 +175,9 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
       .map((v) => normalizeUuid(String(v)))
       .filter((v): v is string => !!v);
     const list = `/${model.app}/${model.path}/`;
-    if (!ids.length) return reply.redirect(list, 302);
+    // Back to the list as it was (its filters, sort and page), a local path of this list only.
+    const back = returnTo(body.return_url, list);
+    if (!ids.length) return reply.redirect(back, 302);
     // Every selected object must be deletable by the user: 403 (or 404) otherwise, never a silent subset.
     const rows = await rowsFor(ctx, model, ids, "delete");
     if (body.confirm !== "yes") {
@@ -143,7 +186,8 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
         title: `Delete ${objs.length} ${titleOf(model.plural ?? `${model.verbose}s`)}`,
         what: objs.map((o) => String(o.display)).join(", "),
         action: list.replace(/\/$/, "/delete/"),
-        cancel: list,
+        cancel: back,
+        returnUrl: back,
         ids: rows.map((r) => String(r.id)),
       });
     }
@@ -159,7 +203,12 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
       if (e instanceof ProtectedError) throw new AppError(409, e.message);
       throw e;
     }
-    return reply.redirect(list, 302);
+    flash(
+      req,
+      "success",
+      `Deleted ${rows.length} ${rows.length === 1 ? model.verbose : (model.plural ?? `${model.verbose}s`)}`,
+    );
+    return reply.redirect(back, 302);
   });
 
   app.get("/:app/:model/:id/delete/", async (req, reply) => {
@@ -182,12 +231,14 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
     if (!id) throw new NotFoundError();
     const ctx = await kit.ctxFor(req);
     await rowFor(ctx, model, id, "delete");
+    const shown = await displayOf(ctx, model, id);
     try {
       await inTransaction(ctx, (t) => deleteObjects(t, model, [id]));
     } catch (e) {
       if (e instanceof ProtectedError) throw new AppError(409, e.message);
       throw e;
     }
+    flash(req, "success", `Deleted ${model.verbose} ${shown}`);
     return reply.redirect(`/${model.app}/${model.path}/`, 302);
   });
 }
