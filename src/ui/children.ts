@@ -56,10 +56,7 @@ export const CHILD_TABLES: Record<string, ChildSpec[]> = {
   "virtualization.vminterface": [
     { model: "ipam.ipaddress", param: "vminterface_id", columns: ["status", "vrf", "role", "dns_name"] },
   ],
-  "ipam.prefix": [
-    { model: "ipam.prefix", param: "within", value: "{prefix}", columns: ["status", "vrf", "site", "vlan"] },
-    { model: "ipam.ipaddress", param: "parent", value: "{prefix}" },
-  ],
+  // A prefix's child prefixes and addresses, with its free space as rows: prefix-tables.ts (issue 25).
   "ipam.vlan": [{ model: "ipam.prefix", param: "vlan_id" }],
   "virtualization.virtualmachine": [
     {
