@@ -12,6 +12,7 @@ import { mayDo } from "../service/permissions.ts";
 import { listRows } from "../service/read.ts";
 import { represent } from "../service/represent.ts";
 import type { Row } from "../service/rows.ts";
+import { cablingLinks, isTermination, peerHtml } from "./cabling.ts";
 import { esc, valueHtml } from "./format.ts";
 import { titleOf, uiUrl } from "./views.ts";
 
@@ -108,9 +109,12 @@ export async function childTables(ctx: Ctx, model: Model, row: Row): Promise<Chi
       offset: 0,
     });
     if (!count) continue;
-    const cols =
+    // Cable terminations: the cable, the peer (device › port) and Connect/Trace links (issue 25).
+    const cabled = isTermination(ctx, child);
+    const cols = (
       c.columns ??
-      listColumns(child).filter((n) => child.fields[n]?.kind !== "fk" || child.fields[n]?.to !== model.key);
+      listColumns(child).filter((n) => child.fields[n]?.kind !== "fk" || child.fields[n]?.to !== model.key)
+    ).filter((n) => !cabled || !["cable", "connected_endpoint", "cable_peer"].includes(n));
     const objs = await represent(ctx, child, rows, "full", {
       include: new Set(),
       excludeConfigContext: true,
@@ -130,11 +134,21 @@ export async function childTables(ctx: Ctx, model: Model, row: Row): Promise<Chi
         titleOf(child.verbose),
         ...cols.map((n) => titleOf(n.replace(/_/g, " "))),
         ...(ips ? ["IP Addresses"] : []),
+        ...(cabled ? ["Cable", "Connection", "Cabling"] : []),
       ],
-      rows: objs.map((o) => [
+      rows: objs.map((o, i) => [
         `<a href="${esc(uiUrl(o.url))}">${esc(o.display)}</a>`,
         ...cols.map((n) => valueHtml(o[n], n)),
         ...(ips ? [ips.get(String(o.id))?.join(", ") ?? '<span class="muted">—</span>'] : []),
+        ...(cabled
+          ? [
+              o.cable ? valueHtml(o.cable, "cable") : '<span class="muted">—</span>',
+              peerHtml(ctx, o.connected_endpoint ?? o.cable_peer),
+              cablingLinks(ctx, child, String(o.id), rows[i]?.cable_id)
+                .map((l) => `<a href="${esc(l.url)}">${esc(l.label)}</a>`)
+                .join(" · "),
+            ]
+          : []),
       ]),
     });
   }

@@ -5,12 +5,13 @@
  * (up to `MAX_OPTIONS`, else a text box taking an id or natural key).
  */
 import type { Model } from "../registry/index.ts";
-import type { FieldDef } from "../registry/meta.ts";
+import type { FieldDef, GenericFkField } from "../registry/meta.ts";
 import type { Ctx } from "../service/context.ts";
 import type { ValidationError } from "../service/errors.ts";
 import { hasMoreThan, listRows } from "../service/read.ts";
 import { represent } from "../service/represent.ts";
 import { customFieldsFor, statusesFor } from "../service/rows.ts";
+import { gfkLookups, type LookupSpec, labelsOf, lookupFor, parentOf } from "./typeahead.ts";
 import { titleOf } from "./views.ts";
 
 /** Most options a related-object select lists before falling back to a text box. */
@@ -20,18 +21,94 @@ export const MAX_OPTIONS = 500;
 export interface Control {
   name: string;
   label: string;
-  kind: "text" | "textarea" | "number" | "checkbox" | "select" | "multi" | "json" | "date";
+  /** `password`: a write-only field (a webhook's secret, a user's password), never drawn with a value. */
+  kind: "text" | "textarea" | "number" | "checkbox" | "select" | "multi" | "json" | "date" | "password";
   required: boolean;
   help?: string;
   value: string | string[] | boolean;
   options?: Array<{ value: string; label: string }>;
   errors: string[];
+  /** Hint shown in an empty box (a write-only field of an existing object: kept when left blank). */
+  placeholder?: string;
+  /** A typeahead (issue 25): where `static/typeahead.js` looks the control's objects up. */
+  lookup?: LookupSpec;
+  /** Labels of the current value(s) of a text-box fallback, for the typeahead's first draw. */
+  current?: Array<{ value: string; label: string }>;
 }
 
 type Obj = Record<string, unknown>;
 
 const editable = (fd: FieldDef) =>
-  !fd.readOnly && !fd.hidden && fd.kind !== "count" && fd.kind !== "computed" && fd.kind !== "gfk";
+  !fd.readOnly && !fd.hidden && fd.kind !== "count" && fd.kind !== "computed";
+
+const str = (v: unknown): string =>
+  v === null || v === undefined ? "" : String(Array.isArray(v) ? (v[0] ?? "") : v);
+
+/**
+ * The controls of a generic FK `name` (issue 25): `<name>_type` (a select of the allowed models),
+ * `<name>_parent` (a typeahead of the chosen model's parent, a device or virtual machine, not saved) and
+ * `<name>_id` (a typeahead of the chosen model's objects on that parent; a text box of the id without JS).
+ */
+async function gfkControls(
+  ctx: Ctx,
+  name: string,
+  fd: GenericFkField,
+  current: Obj,
+  errors: Record<string, string[]>,
+): Promise<Control[]> {
+  const { types, parent, object, parentLabel } = gfkLookups(ctx, name, fd);
+  const type = str(current[`${name}_type`]);
+  const id = str(current[`${name}_id`]);
+  let parentId = str(current[`${name}_parent`]);
+  const typeModel = ctx.reg.models.get(type);
+  const p = typeModel && types.includes(type) ? parentOf(ctx, typeModel) : undefined;
+  if (!parentId && p && /^[0-9a-f-]{32,36}$/i.test(id)) {
+    const { rows } = await listRows(ctx, typeModel!, {
+      params: new Map([["id", [id]]]),
+      limit: 1,
+      offset: 0,
+    });
+    parentId = str(rows[0]?.[`${p.field}_id`]);
+  }
+  const label = (x: string, m?: string) =>
+    m ? (async () => (await labelsOf(ctx, m, [x])).get(x))() : undefined;
+  const idLabel = type && types.includes(type) ? await label(id, type) : undefined;
+  const parentLabelOf = p ? await label(parentId, p.model.key) : undefined;
+  const base = fd.label ?? titleOf(name.replace(/_/g, " "));
+  return [
+    {
+      name: `${name}_type`,
+      label: `${base} type`,
+      kind: "select",
+      required: !!fd.required,
+      value: type,
+      errors: errors[`${name}_type`] ?? [],
+      options: types.map((t) => ({ value: t, label: titleOf(ctx.reg.get(t).verbose) })),
+    },
+    {
+      name: `${name}_parent`,
+      label: `${base} ${parentLabel.toLowerCase()}`,
+      kind: "text",
+      required: false,
+      value: parentId,
+      errors: [],
+      help: "Narrows the choice below (not saved).",
+      lookup: parent,
+      current: parentLabelOf ? [{ value: parentId, label: parentLabelOf }] : [],
+    },
+    {
+      name: `${name}_id`,
+      label: base,
+      kind: "text",
+      required: !!fd.required,
+      value: id,
+      errors: [...(errors[`${name}_id`] ?? []), ...(errors[name] ?? [])],
+      help: "Type to search; without JavaScript, the object's id.",
+      lookup: object,
+      current: idLabel ? [{ value: id, label: idLabel }] : [],
+    },
+  ];
+}
 
 /** Options of a related model (display labels), or undefined when it has too many rows to list. */
 async function relatedOptions(
@@ -60,23 +137,28 @@ function formValue(fd: FieldDef, v: unknown): string | string[] | boolean {
   return String(v);
 }
 
-/** The controls of a model's form, filled from `current` (a full representation or posted values). */
+/**
+ * The controls of a model's form, filled from `current` (a full representation or posted values). `id` is
+ * the edited object's (scopes its primary-IP typeaheads); `fresh` marks a new object's form (field defaults
+ * apply to the fields `current` does not give; default: when `current` is empty).
+ */
 export async function controlsFor(
   ctx: Ctx,
   model: Model,
   current: Obj,
   errors: Record<string, string[]> = {},
+  opts: { id?: string; fresh?: boolean } = {},
 ): Promise<Control[]> {
   const out: Control[] = [];
+  const fresh = opts.fresh ?? !Object.keys(current).length;
   for (const [name, fd] of model.fieldList) {
     if (!editable(fd)) continue;
+    if (fd.kind === "gfk") {
+      out.push(...(await gfkControls(ctx, name, fd, current, errors)));
+      continue;
+    }
     // A new object's form starts from the field defaults (an `enabled` box checked, a choice preselected).
-    const given =
-      name in current
-        ? current[name]
-        : "default" in fd && !Object.keys(current).length
-          ? fd.default
-          : undefined;
+    const given = name in current ? current[name] : "default" in fd && fresh ? fd.default : undefined;
     const base = {
       name,
       label: fd.label ?? titleOf(name.replace(/_/g, " ")),
@@ -85,6 +167,17 @@ export async function controlsFor(
       value: formValue(fd, given),
       ...(fd.help ? { help: fd.help } : {}),
     };
+    // A write-only field (issue 25: the webhook secret) is a password box, empty even after a failed post:
+    // its value is never sent back to the browser.
+    if (fd.writeOnly) {
+      out.push({
+        ...base,
+        kind: "password",
+        value: "",
+        ...(opts.id ? { placeholder: "Unchanged when left blank" } : {}),
+      });
+      continue;
+    }
     switch (fd.kind) {
       case "text":
         out.push({ ...base, kind: "textarea" });
@@ -130,8 +223,23 @@ export async function controlsFor(
       case "fk":
       case "m2m": {
         const options = await relatedOptions(ctx, fd.to);
-        if (options) out.push({ ...base, kind: fd.kind === "fk" ? "select" : "multi", options });
-        else out.push({ ...base, kind: "text", help: "The id or name of the related object." });
+        const lookup = {
+          ...lookupFor(ctx, model, name, fd.to, opts.id),
+          ...(fd.kind === "m2m" ? { multiple: true } : {}),
+        };
+        if (options) out.push({ ...base, kind: fd.kind === "fk" ? "select" : "multi", options, lookup });
+        else {
+          const ids = [base.value].flat().map(String).filter(Boolean);
+          const labels = await labelsOf(ctx, fd.to, ids);
+          out.push({
+            ...base,
+            value: ids.join(","),
+            kind: "text",
+            help: "The id or name of the related object.",
+            lookup,
+            current: ids.map((v) => ({ value: v, label: labels.get(v) ?? v })),
+          });
+        }
         break;
       }
       default:
@@ -255,12 +363,29 @@ export function bodyFromForm(
     if (!editable(fd)) continue;
     const raw = form[name];
     switch (fd.kind) {
+      case "gfk": {
+        // Both blank: required → left out (the service names both fields), optional → unassigned.
+        const t = str(form[`${name}_type`]).trim();
+        const i = str(form[`${name}_id`]).trim();
+        if (t || i) {
+          body[`${name}_type`] = t || null;
+          body[`${name}_id`] = i || null;
+        } else if (!fd.required) {
+          body[`${name}_type`] = null;
+          body[`${name}_id`] = null;
+        }
+        break;
+      }
       case "bool":
         body[name] = raw === "on" || raw === "true";
         break;
       case "m2m":
       case "cts":
-        body[name] = list(raw);
+        // A text-box fallback (too many objects for a select) holds comma-separated ids or names.
+        body[name] = list(raw)
+          .flatMap((v) => (fd.kind === "m2m" ? v.split(",") : [v]))
+          .map((v) => v.trim())
+          .filter(Boolean);
         break;
       case "json": {
         const text = String(raw ?? "").trim();
@@ -275,6 +400,8 @@ export function bodyFromForm(
       }
       default: {
         const text = raw === undefined ? "" : String(Array.isArray(raw) ? raw[0] : raw);
+        // A write-only field left blank keeps its stored value (or its default on create).
+        if (fd.writeOnly && text === "") break;
         if (text === "") {
           if (
             fd.kind === "fk" ||

@@ -3,6 +3,8 @@
  * (the status's `color` as background, black or white text by Nautobot's `fgcolor` rule). The statuses are
  * data, so the sheet is built from the `extras_status` rows through the service layer.
  */
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import type { FastifyInstance } from "fastify";
 import { statusesById } from "../../service/rows.ts";
 import type { UiKit } from "../plugin.ts";
@@ -17,7 +19,31 @@ export function foregroundColor(hex: string): string {
   return r * 0.299 + g * 0.587 + b * 0.114 > 186 ? "000000" : "ffffff";
 }
 
+/**
+ * Browser libraries served from their npm packages (no CDN, no build step): URL path → file resolved from
+ * the package and its content type. tom-select: the typeahead selects of the forms (issue 25).
+ */
+const VENDOR: Record<string, { file: string; type: string }> = {
+  "tom-select.js": {
+    file: "tom-select/dist/js/tom-select.complete.min.js",
+    type: "text/javascript; charset=utf-8",
+  },
+  "tom-select.css": { file: "tom-select/dist/css/tom-select.min.css", type: "text/css; charset=utf-8" },
+};
+
 export async function assetRoutes(app: FastifyInstance, { kit }: { kit: UiKit }): Promise<void> {
+  const vendor = new Map<string, Buffer>();
+  for (const [name, v] of Object.entries(VENDOR))
+    vendor.set(name, await readFile(fileURLToPath(import.meta.resolve(v.file))));
+  app.get("/ui/vendor/:name", async (req, reply) => {
+    const name = (req.params as { name: string }).name;
+    const body = vendor.get(name);
+    if (!body) return reply.code(404).send("Not found");
+    return reply
+      .header("Content-Type", VENDOR[name]!.type)
+      .header("Cache-Control", "private, max-age=3600")
+      .send(body);
+  });
   app.get("/ui/status-colors.css", async (req, reply) => {
     const ctx = await kit.ctxFor(req);
     const rules: string[] = [];

@@ -77,7 +77,13 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
     for (const m of opts.general ?? []) {
       const named = /^The fields (.+) must make a unique set\.$/.exec(m)?.[1]?.split(", ") ?? [];
       const at = named.reverse().find((n) => model.fieldList.some(([f]) => n === f || n.startsWith(`${f}_`)));
-      if (at) errors[at] = [...(errors[at] ?? []), m];
+      // Both fields of one generic FK (a cable's B side): say it in words.
+      const gfk = model.fieldList.find(
+        ([f, fd]) =>
+          fd.kind === "gfk" && named.length === 2 && named.every((n) => n === `${f}_type` || n === `${f}_id`),
+      );
+      const text = gfk ? `Another ${model.verbose} already has this ${gfk[0].replace(/_/g, " ")}. (${m})` : m;
+      if (at) errors[at] = [...(errors[at] ?? []), text];
       else general.push(m);
     }
     const controls = await controlsFor(ctx, model, current, errors, { id: opts.id, fresh: opts.fresh });
