@@ -44,6 +44,43 @@ export interface Config {
   bodyLimit: number;
   /** Milliseconds a request may take to arrive whole (default 60 s). */
   requestTimeoutMs: number;
+  /** The change feed's stream and retention (issue 26). */
+  changeFeed: ChangeFeedConfig;
+}
+
+/** The change feed's stream and retention (issue 26; http/routes/changes.ts). */
+export interface ChangeFeedConfig {
+  /** Concurrent streams one API process serves (INVENTORY_FEED_MAX_STREAMS, default 100; 503 past it). */
+  maxStreams: number;
+  /** Milliseconds between heartbeat comments on an idle stream (INVENTORY_FEED_HEARTBEAT_MS, default 15000). */
+  heartbeatMs: number;
+  /**
+   * Bytes a stream may have waiting unsent to its client (INVENTORY_FEED_STREAM_BUFFER, default 1 MiB):
+   * past it the stream waits for the client, and a client that does not take them within
+   * `drainTimeoutMs` is disconnected (it resumes from its last event id).
+   */
+  streamBufferBytes: number;
+  /** Milliseconds a slow client has to take its buffered events (INVENTORY_FEED_DRAIN_TIMEOUT_MS, default 30000). */
+  drainTimeoutMs: number;
+  /** Milliseconds between polls for new changes where no wake-up arrives (SQLite; INVENTORY_FEED_POLL_MS, default 50). */
+  pollMs: number;
+  /** Days of change log kept (INVENTORY_CHANGELOG_RETENTION_DAYS, decimals allowed; 0, the default, keeps all). */
+  retentionDays: number;
+  /** Milliseconds between retention purges of one API process (INVENTORY_CHANGELOG_PURGE_INTERVAL_MS, default 60000). */
+  purgeIntervalMs: number;
+}
+
+/** The change feed's settings from the environment. */
+export function changeFeedFromEnv(env: NodeJS.ProcessEnv = process.env): ChangeFeedConfig {
+  return {
+    maxStreams: Math.max(0, int(env.INVENTORY_FEED_MAX_STREAMS, 100)),
+    heartbeatMs: Math.max(100, int(env.INVENTORY_FEED_HEARTBEAT_MS, 15_000)),
+    streamBufferBytes: Math.max(16_384, int(env.INVENTORY_FEED_STREAM_BUFFER, 1024 * 1024)),
+    drainTimeoutMs: Math.max(100, int(env.INVENTORY_FEED_DRAIN_TIMEOUT_MS, 30_000)),
+    pollMs: Math.max(5, int(env.INVENTORY_FEED_POLL_MS, 50)),
+    retentionDays: Math.max(0, int(env.INVENTORY_CHANGELOG_RETENTION_DAYS, 0)),
+    purgeIntervalMs: Math.max(100, int(env.INVENTORY_CHANGELOG_PURGE_INTERVAL_MS, 60_000)),
+  };
 }
 
 const bool = (v: string | undefined, d: boolean) =>
@@ -75,6 +112,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     maxBulk: Math.max(1, int(env.INVENTORY_MAX_BULK, 1000)),
     bodyLimit: Math.max(1024, int(env.INVENTORY_BODY_LIMIT, 16 * 1024 * 1024)),
     requestTimeoutMs: Math.max(1, int(env.INVENTORY_REQUEST_TIMEOUT, 60)) * 1000,
+    changeFeed: changeFeedFromEnv(env),
   };
 }
 

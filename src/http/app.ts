@@ -24,6 +24,7 @@ import { pythonJsonError } from "./json-error.ts";
 import { makeKit, queryParams } from "./kit.ts";
 import { allocationRoutes } from "./routes/allocation.ts";
 import { cablePathRoutes } from "./routes/cable-paths.ts";
+import { changeRoutes } from "./routes/changes.ts";
 import { deliveryRoutes } from "./routes/deliveries.ts";
 import { elevationRoutes } from "./routes/elevation.ts";
 import { installMetrics } from "./routes/metrics.ts";
@@ -299,6 +300,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(allocationRoutes, { kit });
   await app.register(cablePathRoutes, { kit });
   await app.register(objectActionRoutes, { kit });
+  await app.register(changeRoutes, { kit });
   await app.register(elevationRoutes, { kit });
   await app.register(modelRoutes, { kit });
 

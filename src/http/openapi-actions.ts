@@ -3,6 +3,7 @@
  * merged into the document by `openapiDocument`. Component names follow openapi.ts (`IpamPrefix`, …).
  */
 import { hasNotes, type Registry } from "../registry/index.ts";
+import { changePaths } from "./openapi-changes.ts";
 import { errors, json, ref, type Schema, UUID } from "./openapi-parts.ts";
 
 const ID_PARAM = { name: "id", in: "path", required: true, schema: UUID };
@@ -257,6 +258,7 @@ export function actionPaths(reg: Registry): Record<string, unknown> {
   return {
     ...cablePathPaths(reg),
     ...objectActionPaths(reg),
+    ...changePaths(),
     "/extras/webhook-deliveries/{id}/retry/": {
       post: {
         operationId: "extras_webhook_deliveries_retry",

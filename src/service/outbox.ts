@@ -79,32 +79,52 @@ export async function enqueueDeliveries(ctx: Ctx, changes: LoggedChange[], time:
   for (const c of changes) {
     for (const h of byType.get(c.contentType) ?? []) {
       if (!h[FLAG[c.action]]) continue;
-      rows.push({
-        id: randomUUID(),
-        webhook_id: h.id,
-        object_change_id: c.objectChangeId,
-        event: EVENT[c.action],
-        changed_object_type: c.contentType,
-        changed_object_id: c.objectId,
-        request_id: ctx.requestId,
-        state: "queued",
-        attempts: 0,
-        max_attempts: maxAttempts,
-        created: time,
-        next_attempt_at: time,
-        last_attempt_at: null,
-        completed_at: null,
-        last_status_code: null,
-        last_error: "",
-        last_duration_ms: null,
-        request: null,
-        attempt_log: "[]",
-        claims: 0,
-        lease_owner: null,
-        lease_until: null,
-      });
+      rows.push(deliveryRow(String(h.id), c, ctx.requestId, time, maxAttempts));
     }
   }
+  return insertDeliveries(ctx, rows);
+}
+
+/** A new queued delivery row of `change` to webhook `webhookId`, due at `time` (without its `seq`). */
+export function deliveryRow(
+  webhookId: string,
+  c: LoggedChange,
+  requestId: string,
+  time: string,
+  maxAttempts: number,
+): Row {
+  return {
+    id: randomUUID(),
+    webhook_id: webhookId,
+    object_change_id: c.objectChangeId,
+    event: EVENT[c.action],
+    changed_object_type: c.contentType,
+    changed_object_id: c.objectId,
+    request_id: requestId,
+    state: "queued",
+    attempts: 0,
+    max_attempts: maxAttempts,
+    created: time,
+    next_attempt_at: time,
+    last_attempt_at: null,
+    completed_at: null,
+    last_status_code: null,
+    last_error: "",
+    last_duration_ms: null,
+    request: null,
+    attempt_log: "[]",
+    claims: 0,
+    lease_owner: null,
+    lease_until: null,
+  };
+}
+
+/**
+ * Insert delivery rows in the caller's transaction, in the given order (outbox `seq` ascending, which is
+ * the order a worker sends one object's deliveries to one webhook), and signal workers at commit.
+ * @returns the number of rows queued.
+ */
+export async function insertDeliveries(ctx: Ctx, rows: Row[]): Promise<number> {
   if (!rows.length) return 0;
   const seqs = await ctx.store.dialect.nextValues(ctx.db, "inventory_outbox_seq", rows.length);
   rows.forEach((r, i) => {

@@ -18,6 +18,7 @@ import { joinTable } from "../store/ddl.ts";
 import { StalePlanError, StaleTokenError } from "../store/errors.ts";
 import { storedTime } from "../store/values.ts";
 import { pathsAfterDelete, pathsAfterWrite } from "./cable-paths.ts";
+import { stampChanges } from "./change-feed.ts";
 import {
   type Ctx,
   DEFINITION_MODELS,
@@ -735,6 +736,9 @@ export async function flushChanges(ctx: Ctx): Promise<void> {
  * Run `fn` in one database transaction with a fresh change list; the change log is flushed inside it.
  * Nested calls reuse the outer transaction. `fn` may run more than once (a bulk create's clash, definitions
  * that changed under a write that assumed them), so it keeps its state inside.
+  // Last: the change sequence is taken at commit (issue 26, service/change-feed.ts).
+  const ids = rows.map((r) => String(r.id));
+  await stampChanges(ctx, ids);
  *
  * With `ctx.assumedDefinitions`, the transaction uses the shared definitions memo of that token and checks
  * the token in its first statement (`Dialect.assertToken`); once committed, `ctx` keeps that memo. When the

@@ -231,6 +231,34 @@ export interface Dialect {
    * `(x IS NULL)` term before the value.
    */
   orderBy(ref: string, desc: boolean, nullable: boolean, nullsFirst: boolean): RawBuilder<unknown>[];
+  /**
+   * Number the rows `ids` of `table` (in that order) in `column` from the named `sequence`, in commit order
+   * (issue 26, the change sequence): values are taken at commit under one lock, so a transaction that
+   * commits later always gets higher values, and every lower value is visible once a higher one is.
+   * PostgreSQL queues `pg_advisory_xact_lock(lock)`, one UPDATE taking the values with nextval/setval and
+   * `NOTIFY channel`, which go out with the transaction's next statement (its COMMIT): the lock is held from
+   * that statement to the end of the commit, without a round trip in between. SQLite, whose writers are
+   * serialised, takes the values from its counter row and updates at once. `ids` must be UUID texts.
+   */
+  stampCommitOrder(
+    db: Kysely<any> | Transaction<any>,
+    stamp: {
+      table: string;
+      column: string;
+      ids: readonly string[];
+      sequence: string;
+      lock: string;
+      channel: string;
+    },
+  ): Promise<void>;
+}
+
+/** `ids` as a checked SQL list of UUID literals (they are written into statement text). */
+function uuidLiterals(ids: readonly string[]): string[] {
+  return ids.map((id) => {
+    if (!/^[0-9a-f-]{36}$/i.test(id)) throw new Error(`stampCommitOrder: not a UUID: ${id}`);
+    return `'${id}'`;
+  });
 }
 
 /** `"alias"."column"` from `alias.column`. */
@@ -256,6 +284,8 @@ export const sqliteDialect: Dialect = {
         return "INTEGER";
       case "real":
         return "REAL";
+      case "version":
+        return "INTEGER NOT NULL DEFAULT 1";
     }
   },
   // ulower (sqlite-driver.ts) folds case for all of Unicode, as PostgreSQL's ILIKE does; SQLite's lower()
@@ -306,6 +336,21 @@ export const sqliteDialect: Dialect = {
     const r = await this.claim(db, keys, want, taken); // writers are serialised: nothing to send ahead
     return () => Promise.resolve(r);
   },
+  async stampCommitOrder(db, { table, column, ids, sequence }) {
+    if (!ids.length) return;
+    const [first] = await this.nextValues(db, sequence, ids.length);
+    const list = uuidLiterals(ids);
+    for (let i = 0; i < list.length; i += 500) {
+      const part = list.slice(i, i + 500);
+      const when = part.map((l, j) => `WHEN ${l} THEN ${first! + i + j}`).join(" ");
+      await db.executeQuery(
+        CompiledQuery.raw(
+          `UPDATE "${table}" SET "${column}" = CASE "id" ${when} END WHERE "id" IN (${part.join(",")})`,
+          [],
+        ),
+      );
+    }
+  },
 };
 
 export const postgresDialect: Dialect = {
@@ -328,6 +373,8 @@ export const postgresDialect: Dialect = {
         return "BOOLEAN";
       case "real":
         return "DOUBLE PRECISION";
+      case "version":
+        return "INTEGER NOT NULL DEFAULT 1";
     }
   },
   ilike: (expr, pattern) => sql<boolean>`(${expr})::text ILIKE ${pattern} ESCAPE '\\'`,
@@ -402,6 +449,22 @@ export const postgresDialect: Dialect = {
     await this.queueStatement(db, claims);
     const r = await db.executeQuery<{ c: string; t: string }>(recheck);
     return result(r.rows[0]!);
+  },
+  async stampCommitOrder(db, { table, column, ids, sequence, lock, channel }) {
+    if (!ids.length) return;
+    const n = ids.length;
+    const values = uuidLiterals(ids)
+      .map((l, i) => `(${l}, ${i + 1})`)
+      .join(",");
+    const seqName = pg.escapeLiteral(sequence);
+    // The lock first, in a statement of its own, so that nextval runs only once it is held; the values
+    // are reserved in one step (setval past nextval) inside a CTE, evaluated once.
+    for (const text of [
+      `SELECT pg_advisory_xact_lock(hashtextextended(${pg.escapeLiteral(lock)}, 0))`,
+      `WITH b AS MATERIALIZED (SELECT setval(${seqName}, nextval(${seqName}) + ${n - 1}) - ${n} AS base) UPDATE "${table}" o SET "${column}" = b.base + u.i FROM b, (VALUES ${values}) AS u(id, i) WHERE o."id" = u.id`,
+      this.notifySql(channel)!,
+    ])
+      await this.queueStatement(db, CompiledQuery.raw(text, []));
   },
   async claimAhead(db, keys, want, taken) {
     if (!keys.length || want <= 0) return () => Promise.resolve(NOTHING_CLAIMED);

@@ -24,8 +24,8 @@ import { createIndexSql, createTableSql, schemaFor } from "./ddl.ts";
 import { DEFAULT_STATUSES } from "./default-statuses.ts";
 import { lockWait, setLockWait } from "./sqlite-driver.ts";
 
-/** Named sequences (the webhook outbox's commit order). */
-export const SEQUENCES = ["inventory_outbox_seq"] as const;
+/** Named sequences (the webhook outbox's commit order; the change sequence, issue 26). */
+export const SEQUENCES = ["inventory_outbox_seq", "inventory_change_seq"] as const;
 
 async function existingColumns(store: Store, table: string): Promise<Set<string> | undefined> {
   if (store.dialect.engine === "sqlite") {

@@ -312,6 +312,8 @@ export class WebhookWorker {
           await renderHeaders(String(hook.additional_headers ?? ""), context, this.settings.render),
         );
         headers["X-Hook-Delivery"] = String(row.id);
+        // The change's place in the change sequence (issue 26), also on replayed deliveries.
+        if (change.seq !== null && change.seq !== undefined) headers["X-Inventory-Seq"] = String(change.seq);
         if (hook.secret) headers["X-Hook-Signature"] = signature(String(hook.secret), body);
         const out: OutgoingRequest = {
           method: String(hook.http_method || "POST"),

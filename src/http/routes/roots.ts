@@ -38,6 +38,9 @@ export async function rootRoutes(app: FastifyInstance, { kit }: { kit: HttpKit }
     ]) {
       body[a] = `${b}/api/${a}/`;
     }
+    // Extensions (issue 26), after Nautobot's keys: the change feed and its stream.
+    body["changes-feed"] = `${b}/api/extras/object-changes/feed/`;
+    body["changes-stream"] = `${b}/api/extras/object-changes/stream/`;
     reply.header("Allow", "GET, HEAD, OPTIONS");
     return kit.send(req, reply, 200, body);
   });

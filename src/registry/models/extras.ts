@@ -411,7 +411,11 @@ export const objectChange = defineModel({
     object_data: f.json({ readOnly: true }),
     prechange_data: f.json({ readOnly: true, hidden: true, noFilter: true }),
     base_url: f.str(300, { readOnly: true, hidden: true, noFilter: true, nullable: true }),
+    // The change sequence (issue 26; service/change-feed.ts): set at commit, in commit order; read by the
+    // change feed and webhook replay only, never on the wire of Nautobot's endpoints.
+    seq: f.int({ readOnly: true, hidden: true, noFilter: true, nullable: true }),
   },
+  indexes: [["seq"]],
   nested: [],
   // Nautobot 1.6 `ObjectChange.__str__`: "<str(content type)> <object_repr> <action, lower case> by <user_name>".
   display: (r) =>

@@ -1,0 +1,207 @@
+/**
+ * The change sequence and the change feed (issue 26). Every ObjectChange gets `seq`, a number taken at
+ * commit under one lock (`Dialect.stampCommitOrder`), so seq order is commit order and a reader that has
+ * seen `seq = N` can never later see a change below N: the feed pages by `seq > after` with no gap and no
+ * repeat. Generic over the registry: the feed is the change log, filtered by what the user may view.
+ *
+ * Retention: `purgeChanges` deletes changes older than a cutoff (in bounded batches) and records the highest
+ * purged seq (`inventory_meta` row `change-feed-purged-through`); a feed position below it is gone
+ * (`FeedGone`, answered 410 with the oldest available seq).
+ */
+import { sql } from "kysely";
+import type { Model } from "../registry/index.ts";
+import type { Ctx } from "./context.ts";
+import { mayDo, restriction } from "./permissions.ts";
+
+/** The named sequence of change numbers (store/migrate.ts SEQUENCES). */
+export const CHANGE_SEQUENCE = "inventory_change_seq";
+/** The advisory lock under which change numbers are taken at commit (PostgreSQL). */
+const CHANGE_LOCK = "inventory-change-seq";
+/** Channel signalled at the commit of every change-logged transaction (PostgreSQL NOTIFY). */
+export const CHANGES_CHANNEL = "inventory_changes";
+/** `inventory_meta` row holding the highest purged seq (absent until something was purged). */
+export const PURGED_KEY = "change-feed-purged-through";
+/** Most changes one feed page returns (the `limit` bound). */
+export const FEED_MAX_LIMIT = 1000;
+
+/**
+ * Number the ObjectChange rows `ids` (written by this transaction, in that order) at its commit.
+ * Called by `flushChanges` as the transaction's last statement before COMMIT.
+ */
+export async function stampChanges(ctx: Ctx, ids: readonly string[]): Promise<void> {
+  await ctx.store.dialect.stampCommitOrder(ctx.db, {
+    table: ctx.reg.get("extras.objectchange").table,
+    column: "seq",
+    ids,
+    sequence: CHANGE_SEQUENCE,
+    lock: CHANGE_LOCK,
+    channel: CHANGES_CHANNEL,
+  });
+}
+
+/** What a feed read asks for. */
+export interface FeedQuery {
+  /** Changes with seq strictly greater than this (0: from the start). */
+  after: number;
+  /** Most entries returned, 1..FEED_MAX_LIMIT. */
+  limit: number;
+  /** Content types (`dcim.device`); empty or absent: every type. */
+  types?: readonly string[];
+  /** Actions (`create`, `update`, `delete`); empty or absent: every action. */
+  actions?: readonly string[];
+  /** Only changes of this request. */
+  requestId?: string;
+}
+
+/** One page of the feed: entries as JSON texts (object data spliced in unparsed) and the last seq read. */
+export interface FeedPage {
+  /** Each entry's JSON text: {seq, id (the ObjectChange's), time, user, user_name, request_id, action, changed_object_type, changed_object_id, object_repr, before, after}. */
+  entries: string[];
+  /** Seq of each entry, ascending. */
+  seqs: number[];
+  /** Where the next page starts (`after` of the next read): the last seq returned, else `after`. */
+  next: number;
+}
+
+/** A feed position below what retention kept (answered 410 Gone). */
+export class FeedGone extends Error {
+  override name = "FeedGone";
+  /** The oldest seq still available (null when none). */
+  readonly oldest: number | null;
+  /** The highest purged seq. */
+  readonly purgedThrough: number;
+  constructor(oldest: number | null, purgedThrough: number) {
+    super(`Changes up to ${purgedThrough} were purged; the oldest available is ${oldest ?? "none"}.`);
+    this.oldest = oldest;
+    this.purgedThrough = purgedThrough;
+  }
+}
+
+/** The highest purged seq (0 when nothing was ever purged). */
+export async function purgedThrough(ctx: Ctx): Promise<number> {
+  const row = await ctx.db
+    .selectFrom("inventory_meta")
+    .select("value")
+    .where("key", "=", PURGED_KEY)
+    .executeTakeFirst();
+  return row ? Number(row.value) : 0;
+}
+
+/** The oldest seq still available above `above` (the purged position), or null. */
+export async function oldestSeq(ctx: Ctx, above = 0): Promise<number | null> {
+  const r = await ctx.db
+    .selectFrom("extras_objectchange")
+    .select((eb: any) => eb.fn.min("seq").as("m"))
+    .where("seq", ">", above)
+    .executeTakeFirst();
+  const m = (r as { m?: unknown } | undefined)?.m;
+  return m === null || m === undefined ? null : Number(m);
+}
+
+/** The highest seq committed so far (0 when none): the stream's cheap "anything new?" probe. */
+export async function latestSeq(ctx: Ctx): Promise<number> {
+  const r = await ctx.db
+    .selectFrom("extras_objectchange")
+    .select((eb: any) => eb.fn.max("seq").as("m"))
+    .executeTakeFirst();
+  const m = (r as { m?: unknown } | undefined)?.m;
+  return m === null || m === undefined ? 0 : Number(m);
+}
+
+/**
+ * The user's view restriction over the change log (alias `c`), or undefined for no restriction: the
+ * object-change view permission (with its constraints) and, per changed object type, its view permission;
+ * with a constrained view, only changes of objects that currently fall inside it (so changes of deleted
+ * objects are shown only to users with an unconstrained view of their type).
+ */
+async function feedRestriction(ctx: Ctx): Promise<ReturnType<typeof sql<boolean>> | undefined> {
+  if (!ctx.grants) return undefined;
+  const oc = ctx.reg.get("extras.objectchange");
+  const parts: Array<ReturnType<typeof sql<boolean>>> = [];
+  const ocCond = await restriction(ctx, oc, "view");
+  if (ocCond)
+    parts.push(sql<boolean>`c.id IN (SELECT t.id FROM ${sql.table(oc.table)} AS t WHERE ${ocCond})`);
+  const open: string[] = [];
+  const constrained: Array<ReturnType<typeof sql<boolean>>> = [];
+  for (const m of ctx.reg.models.values() as Iterable<Model>) {
+    if (!m.changeLogged || !mayDo(ctx.grants, m, "view")) continue;
+    const cond = await restriction(ctx, m, "view");
+    if (!cond) open.push(m.key);
+    else
+      constrained.push(
+        sql<boolean>`(c.changed_object_type = ${m.key} AND c.changed_object_id IN (SELECT t.id FROM ${sql.table(m.table)} AS t WHERE ${cond}))`,
+      );
+  }
+  const anyType = [
+    ...(open.length ? [sql<boolean>`c.changed_object_type IN (${sql.join(open)})`] : []),
+    ...constrained,
+  ];
+  parts.push(anyType.length ? sql<boolean>`(${sql.join(anyType, sql` OR `)})` : sql<boolean>`1 = 0`);
+  return sql<boolean>`${sql.join(parts, sql` AND `)}`;
+}
+
+/**
+ * Read one page of the feed: the changes after `q.after` the user may view, in seq order.
+ * @throws FeedGone when `q.after` is below the purged position.
+ */
+export async function readFeed(ctx: Ctx, q: FeedQuery): Promise<FeedPage> {
+  const purged = await purgedThrough(ctx);
+  if (q.after < purged) throw new FeedGone(await oldestSeq(ctx, purged), purged);
+  const conds = [sql<boolean>`c.seq > ${q.after}`];
+  if (q.types?.length) conds.push(sql<boolean>`c.changed_object_type IN (${sql.join([...q.types])})`);
+  if (q.actions?.length) conds.push(sql<boolean>`c.action IN (${sql.join([...q.actions])})`);
+  if (q.requestId !== undefined) conds.push(sql<boolean>`c.request_id = ${q.requestId}`);
+  const perm = await feedRestriction(ctx);
+  if (perm) conds.push(perm);
+  const r = await sql<
+    Record<string, unknown>
+  >`SELECT c.id, c.seq, c.time, c.user_id, c.user_name, c.request_id,
+      c.action, c.changed_object_type, c.changed_object_id, c.object_repr, c.object_data, c.prechange_data
+    FROM extras_objectchange AS c WHERE ${sql.join(conds, sql` AND `)}
+    ORDER BY c.seq LIMIT ${Math.max(1, Math.min(FEED_MAX_LIMIT, q.limit))}`.execute(ctx.db);
+  const entries: string[] = [];
+  const seqs: number[] = [];
+  for (const row of r.rows) {
+    const seq = Number(row.seq);
+    seqs.push(seq);
+    entries.push(entryJson(row, seq));
+  }
+  return { entries, seqs, next: seqs.length ? seqs[seqs.length - 1]! : q.after };
+}
+
+/** A stored JSON column as JSON text ("null" when empty): written by us, so spliced in unparsed. */
+const jsonText = (v: unknown): string =>
+  v === null || v === undefined || v === "" ? "null" : typeof v === "string" ? v : JSON.stringify(v);
+
+/** One feed entry's JSON text; `before`/`after` are the representations before and after the change. */
+function entryJson(row: Record<string, unknown>, seq: number): string {
+  const action = String(row.action);
+  const data = jsonText(row.object_data);
+  const before = action === "delete" ? data : action === "update" ? jsonText(row.prechange_data) : "null";
+  const after = action === "delete" ? "null" : data;
+  const user = row.user_id === null || row.user_id === undefined ? null : String(row.user_id);
+  return `{"seq":${seq},"id":${JSON.stringify(String(row.id))},"time":${JSON.stringify(String(row.time))},"user":${JSON.stringify(user)},"user_name":${JSON.stringify(row.user_name ?? null)},"request_id":${JSON.stringify(row.request_id ?? null)},"action":${JSON.stringify(action)},"changed_object_type":${JSON.stringify(row.changed_object_type)},"changed_object_id":${JSON.stringify(row.changed_object_id)},"object_repr":${JSON.stringify(row.object_repr ?? "")},"before":${before},"after":${after}}`;
+}
+
+/**
+ * Delete changes older than `cutoff` (stored time text), at most `batch` per call, oldest seq first, and
+ * record the highest purged seq. Changes a webhook delivery still waits for are kept.
+ * @returns how many changes were deleted.
+ */
+export async function purgeChanges(ctx: Ctx, cutoff: string, batch = 5000): Promise<number> {
+  const rows = await sql<{ seq: unknown }>`SELECT c.seq FROM extras_objectchange AS c
+    WHERE c.time < ${cutoff} AND c.seq IS NOT NULL ORDER BY c.seq LIMIT ${batch}`.execute(ctx.db);
+  if (!rows.rows.length) return 0;
+  const top = Number(rows.rows[rows.rows.length - 1]!.seq);
+  const prev = await purgedThrough(ctx);
+  const del = await sql`DELETE FROM extras_objectchange WHERE seq <= ${top} AND time < ${cutoff}
+    AND NOT EXISTS (SELECT 1 FROM extras_webhookdelivery d WHERE d.object_change_id = extras_objectchange.id
+      AND d.state IN ('queued', 'sending', 'retry'))`.execute(ctx.db);
+  const value = String(Math.max(prev, top));
+  await ctx.db
+    .insertInto("inventory_meta")
+    .values({ key: PURGED_KEY, value })
+    .onConflict((oc: any) => oc.column("key").doUpdateSet({ value }))
+    .execute();
+  return Number(del.numAffectedRows ?? 0);
+}
