@@ -730,15 +730,15 @@ export async function flushChanges(ctx: Ctx): Promise<void> {
   await ctx.store.dialect.queueInserts(ctx.db, oc.table, rows);
   const queued = await enqueueDeliveries(ctx, logged, time);
   if (queued) ctx.memo.set(QUEUED_KEY, ((ctx.memo.get(QUEUED_KEY) as number) ?? 0) + queued);
+  // Last: the change sequence is taken at commit (issue 26, service/change-feed.ts).
+  const ids = rows.map((r) => String(r.id));
+  await stampChanges(ctx, ids);
 }
 
 /**
  * Run `fn` in one database transaction with a fresh change list; the change log is flushed inside it.
  * Nested calls reuse the outer transaction. `fn` may run more than once (a bulk create's clash, definitions
  * that changed under a write that assumed them), so it keeps its state inside.
-  // Last: the change sequence is taken at commit (issue 26, service/change-feed.ts).
-  const ids = rows.map((r) => String(r.id));
-  await stampChanges(ctx, ids);
  *
  * With `ctx.assumedDefinitions`, the transaction uses the shared definitions memo of that token and checks
  * the token in its first statement (`Dialect.assertToken`); once committed, `ctx` keeps that memo. When the
