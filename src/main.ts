@@ -106,6 +106,10 @@ imp
   .argument("<file>", "NetBox dump (JSON list of {model, pk, fields})")
   .option(dbOpt, dbHelp)
   .option("--strict", "abort on the first failing record; nothing is written")
+  .option(
+    "--user <username>",
+    "user the change log names for the imported changes (default: the first superuser)",
+  )
   .action(runImportNetbox);
 
 try {

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { limitsFromEnv } from "./graphql/limits.ts";
-import { graphqlPlugin } from "./graphql/plugin.ts";
+import { answerGraphql, graphqlPlugin } from "./graphql/plugin.ts";
 import { type AppDeps, buildApp, LoginLimiter, VERSION } from "./http/app.ts";
 import { makeKit } from "./http/kit.ts";
 import { uiPlugin } from "./ui/plugin.ts";
@@ -24,11 +24,16 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
   };
   const webhookSettings = workerSettingsFromEnv(process.env, VERSION);
   const kit = makeKit(deps.store, deps.reg, deps.config, settings);
-  await app.register(graphqlPlugin, {
+  const limits = limitsFromEnv(process.env);
+  await app.register(graphqlPlugin, { reg: deps.reg, limits, ctxFor: kit.ctxFor });
+  await app.register(uiPlugin, {
+    store: deps.store,
     reg: deps.reg,
-    limits: limitsFromEnv(process.env),
-    ctxFor: kit.ctxFor,
+    settings,
+    webhookSettings,
+    loginLimiter,
+    // GraphiQL's queries, answered by the GraphQL layer as the session's user (issue 25).
+    graphql: (ctx, q) => answerGraphql(ctx, { reg: deps.reg, limits }, q.query, q.variables, q.operationName),
   });
-  await app.register(uiPlugin, { store: deps.store, reg: deps.reg, settings, webhookSettings, loginLimiter });
   return app;
 }

@@ -281,7 +281,10 @@ export async function runWebhookReceiver(opts: {
 }
 
 /** `inventory import netbox FILE` */
-export async function runImportNetbox(file: string, opts: DbOpts & { strict?: boolean }): Promise<void> {
+export async function runImportNetbox(
+  file: string,
+  opts: DbOpts & { strict?: boolean; user?: string },
+): Promise<void> {
   const { importNetbox } = await import("../importer/netbox/run.ts");
   const store = await open(opts);
   try {
@@ -291,6 +294,7 @@ export async function runImportNetbox(file: string, opts: DbOpts & { strict?: bo
       file,
       strict: !!opts.strict,
       out: process.stdout,
+      ...(opts.user ? { user: opts.user } : {}),
     });
     if (!ok) process.exitCode = 1;
   } finally {

@@ -66,6 +66,74 @@ async function schemaFor(ctx: Ctx, reg: Registry): Promise<GraphQLSchema> {
   return cachedSchema.schema;
 }
 
+/** The answer to one GraphQL request: HTTP status, JSON body and the SQL statements it ran. */
+export interface GraphqlAnswer {
+  status: number;
+  body: { data?: unknown; errors?: Array<Record<string, unknown>> };
+  sqlQueries: number;
+  /** Whether the document was executed (not refused before: no query, a parse or validation error). */
+  executed: boolean;
+}
+
+/**
+ * Answer one GraphQL request as user `base` (its actor, grants and read cache) with the schema of `reg` and
+ * the limits: 400 `{errors}` for a missing query, a parse or validation error (limits included) or an
+ * answer past the object budget; 200 `{data}` or `{errors, data}` otherwise (Nautobot 1.6). Used by
+ * `POST /api/graphql/` and the web interface's GraphiQL (server.ts hands it to the ui layer).
+ */
+export async function answerGraphql(
+  base: Ctx,
+  opts: { reg: Registry; limits: QueryLimits },
+  query: unknown,
+  variables: unknown,
+  operationName: unknown,
+): Promise<GraphqlAnswer> {
+  const counter = new Counter();
+  let executed = false;
+  const done = (status: number, body: GraphqlAnswer["body"]) => ({
+    status,
+    body,
+    sqlQueries: counter.n,
+    executed,
+  });
+  if (typeof query !== "string" || !query.trim())
+    return done(400, { errors: [{ message: "Must provide query string." }] });
+  const ctx: Ctx = { ...base, db: (base.db as Kysely<any>).withPlugin(counter) };
+  const schema = await schemaFor(ctx, opts.reg);
+  let doc: DocumentNode;
+  try {
+    doc = parse(query);
+  } catch (e) {
+    return done(400, { errors: [errorJson(e)] });
+  }
+  const vars = typeof variables === "string" ? parseJsonColumn(variables) : variables;
+  const problems = validate(schema, doc, [...nautobotRules, limitRule(opts.limits, vars)]);
+  if (problems.length) return done(400, { errors: problems.map(errorJson) });
+  const context: GraphContext = {
+    ctx,
+    loaders: new Loaders(ctx, opts.limits.maxRows),
+    budget: new ObjectBudget(opts.limits.maxObjects),
+  };
+  executed = true;
+  const result = await execute({
+    schema,
+    document: doc,
+    contextValue: context,
+    variableValues: vars && typeof vars === "object" ? (vars as Record<string, unknown>) : undefined,
+    operationName: typeof operationName === "string" ? operationName : undefined,
+  });
+  // Past the object cap the partial answer is dropped: the error alone, as for the limits checked before.
+  if (context.budget.exceeded) return done(400, { errors: [errorJson(context.budget.exceeded)] });
+  if (result.errors?.length && result.data === undefined)
+    return done(400, { errors: result.errors.map(errorJson) });
+  return done(
+    200,
+    result.errors?.length
+      ? { errors: result.errors.map(errorJson), data: result.data }
+      : { data: result.data },
+  );
+}
+
 /** Run one GraphQL request and answer it. */
 async function run(
   req: FastifyRequest,
@@ -75,46 +143,15 @@ async function run(
   variables: unknown,
   operationName: unknown,
 ): Promise<FastifyReply> {
-  const send = (status: number, body: unknown) =>
-    reply.code(status).header("Content-Type", "application/json").send(JSON.stringify(body));
-  if (typeof query !== "string" || !query.trim())
-    return send(400, { errors: [{ message: "Must provide query string." }] });
-  const base = opts.ctxFor(req);
-  const counter = new Counter();
-  const ctx: Ctx = { ...base, db: (base.db as Kysely<any>).withPlugin(counter) };
-  const schema = await schemaFor(ctx, opts.reg);
-  let doc: DocumentNode;
-  try {
-    doc = parse(query);
-  } catch (e) {
-    return send(400, { errors: [errorJson(e)] });
-  }
-  const vars = typeof variables === "string" ? parseJsonColumn(variables) : variables;
-  const problems = validate(schema, doc, [...nautobotRules, limitRule(opts.limits, vars)]);
-  if (problems.length) return send(400, { errors: problems.map(errorJson) });
-  const context: GraphContext = {
-    ctx,
-    loaders: new Loaders(ctx, opts.limits.maxRows),
-    budget: new ObjectBudget(opts.limits.maxObjects),
-  };
-  const result = await execute({
-    schema,
-    document: doc,
-    contextValue: context,
-    variableValues: vars && typeof vars === "object" ? (vars as Record<string, unknown>) : undefined,
-    operationName: typeof operationName === "string" ? operationName : undefined,
-  });
-  reply.header("X-SQL-Queries", String(counter.n));
-  // Past the object cap the partial answer is dropped: the error alone, as for the limits checked before.
-  if (context.budget.exceeded) return send(400, { errors: [errorJson(context.budget.exceeded)] });
-  if (result.errors?.length && result.data === undefined)
-    return send(400, { errors: result.errors.map(errorJson) });
-  return send(
-    200,
-    result.errors?.length
-      ? { errors: result.errors.map(errorJson), data: result.data }
-      : { data: result.data },
+  const { status, body, sqlQueries, executed } = await answerGraphql(
+    opts.ctxFor(req),
+    opts,
+    query,
+    variables,
+    operationName,
   );
+  if (executed) reply.header("X-SQL-Queries", String(sqlQueries));
+  return reply.code(status).header("Content-Type", "application/json").send(JSON.stringify(body));
 }
 
 /**

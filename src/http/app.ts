@@ -274,7 +274,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.addHook("onResponse", async (req, reply) => {
-    if (!SAFE.has(req.method) && req.url.startsWith("/api/users/")) clearTokenCache();
+    // Token and user writes: the API's, and the web profile's (`/user/…`, issue 25: a deleted token stops
+    // working at once in this process).
+    if (!SAFE.has(req.method) && (req.url.startsWith("/api/users/") || req.url.startsWith("/user/")))
+      clearTokenCache();
     const ms = Number(process.hrtime.bigint() - req.startNs) / 1e6;
     req.log.info(
       {

@@ -41,12 +41,13 @@ export async function prepareDemo(databaseUrl?: string): Promise<{ databaseUrl: 
     await migrate(store, reg);
     process.stdout.write(`loading the NetBox demo data into ${url}\n`);
     const sink = { write: () => true } as unknown as NodeJS.WritableStream;
+    // The superuser first, so the change log names admin for the demo's changes (issue 25).
+    const { id } = await ensureSuperuser(store, "admin", "admin");
     const ok = await importNetbox({ store, reg, file: DEMO_FILE, strict: false, out: sink });
     if (!ok)
       process.stdout.write(
         `some demo records failed to import; see: npx inventory import netbox ${DEMO_FILE} --database ${url}\n`,
       );
-    const { id } = await ensureSuperuser(store, "admin", "admin");
     const token = await createToken(store, id, { description: "demo" });
     return { databaseUrl: url, token };
   } finally {

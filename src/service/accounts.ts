@@ -6,7 +6,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { Store } from "../store/db.ts";
 import { storedTime } from "../store/values.ts";
 import { hashPassword } from "./passwords.ts";
-import { hashTokenKey } from "./write.ts";
+import { hashTokenKey, SYSTEM_USER } from "./write.ts";
 
 /**
  * Create a superuser, or reset the password and flags of an existing user of that name.
@@ -80,4 +80,24 @@ export async function createToken(
     })
     .execute();
   return key;
+}
+
+/**
+ * The user a change log names for changes written without an acting user (`Ctx.changedBy`; the NetBox
+ * importer's `--user`, issue 25): the user called `username`, else the first superuser (earliest joined,
+ * then by username), else `{ id: null, username: "system" }`.
+ * @throws Error when `username` is given and no such user exists.
+ */
+export async function changeLogUser(
+  store: Store,
+  username?: string,
+): Promise<{ id: string | null; username: string }> {
+  let q = store.db.selectFrom("users_user").select(["id", "username"]);
+  q = username
+    ? q.where("username", "=", username)
+    : q.where("is_superuser", "=", true).orderBy("date_joined").orderBy("username");
+  const row = await q.limit(1).executeTakeFirst();
+  if (row) return { id: String(row.id), username: String(row.username) };
+  if (username) throw new Error(`no user named ${JSON.stringify(username)}`);
+  return { id: null, username: SYSTEM_USER };
 }

@@ -60,6 +60,12 @@ export interface Ctx {
   grants?: Grants | undefined;
   /** Do not instantiate device components from templates (the NetBox importer loads the real ones). */
   skipTemplates?: boolean;
+  /**
+   * Who the change log names for writes without an acting user (`actor` undefined: the NetBox importer,
+   * the CLI): `user_id` (null when no such user) and `user_name`. Unset: "system" (issue 25; Nautobot
+   * would show "Undefined").
+   */
+  changedBy?: { id: string | null; username: string };
   /** A REST API request: its writes apply the serializers' rules (`FieldBase.defaultOnWrite`). */
   restApi?: boolean;
   /**

@@ -139,3 +139,19 @@ export async function actorFromSessionCookie(
   const userId = (JSON.parse(String(row.data)) as { userId?: string }).userId;
   return userId ? actorById(store, userId) : undefined;
 }
+
+/**
+ * End every web session of user `userId` except `keepSid` (after a password change). Sessions are JSON
+ * text, so candidates are found by text and confirmed by parsing.
+ */
+export async function endOtherSessions(store: Store, userId: string, keepSid?: string): Promise<void> {
+  const rows = await store.db
+    .selectFrom("ui_session")
+    .select(["sid", "data"])
+    .where("data", "like", `%${userId}%`)
+    .execute();
+  const sids = rows
+    .filter((r) => r.sid !== keepSid && (JSON.parse(String(r.data)) as { userId?: string }).userId === userId)
+    .map((r) => String(r.sid));
+  if (sids.length) await store.db.deleteFrom("ui_session").where("sid", "in", sids).execute();
+}

@@ -112,6 +112,9 @@ export async function readBack(ctx: Ctx, model: Model, ids: readonly string[]): 
   return ids.map((i) => byId.get(i)).filter((r): r is Row => r !== undefined);
 }
 
+/** The change log's user of writes without an acting user nor `Ctx.changedBy` (issue 25). */
+export const SYSTEM_USER = "system";
+
 /** SHA-256 hex of a token key (tokens are stored hashed). */
 export function hashTokenKey(key: string): string {
   return createHash("sha256").update(key).digest("hex");
@@ -711,8 +714,8 @@ export async function flushChanges(ctx: Ctx): Promise<void> {
       rows.push({
         id: ocId,
         time,
-        user_id: ctx.actor?.id ?? null,
-        user_name: ctx.actor?.username ?? "Undefined",
+        user_id: ctx.actor?.id ?? ctx.changedBy?.id ?? null,
+        user_name: ctx.actor?.username ?? ctx.changedBy?.username ?? SYSTEM_USER,
         request_id: ctx.requestId,
         action: c.action,
         changed_object_type: key,

@@ -31,10 +31,13 @@ import { bulkEditRoutes } from "./routes/bulk-edit.ts";
 import { componentRoutes } from "./routes/components.ts";
 import { editRoutes } from "./routes/edit.ts";
 import { exportRoutes } from "./routes/export.ts";
+import { type GraphqlRunner, graphiqlRoutes } from "./routes/graphiql.ts";
 import { importRoutes } from "./routes/import.ts";
 import { listRoutes } from "./routes/list.ts";
 import { lookupRoutes } from "./routes/lookup.ts";
+import { noteRoutes } from "./routes/notes.ts";
 import { prefsRoutes, themeOf } from "./routes/prefs.ts";
+import { profileRoutes } from "./routes/profile.ts";
 import { traceRoutes } from "./routes/trace.ts";
 import { renderPage } from "./views.ts";
 
@@ -79,6 +82,8 @@ export async function uiPlugin(
     webhookSettings: WorkerSettings;
     /** Shared with the API's HTTP Basic (server.ts); a limiter of its own with the defaults otherwise. */
     loginLimiter?: LoginLimiter;
+    /** Answers GraphiQL's queries (server.ts hands in the GraphQL layer); without it `POST /graphql/` is 404. */
+    graphql?: GraphqlRunner;
   },
 ): Promise<void> {
   const { store, reg, settings } = opts;
@@ -209,6 +214,10 @@ export async function uiPlugin(
     await ui.register(componentRoutes, { kit });
     await ui.register(allocateRoutes, { kit });
     await ui.register(importRoutes, { kit });
+    // Issue 25 (helper U4): profile (tokens, password), GraphiQL, note edit/delete.
+    await ui.register(profileRoutes, { kit });
+    await ui.register(graphiqlRoutes, { kit, graphql: opts.graphql });
+    await ui.register(noteRoutes, { kit });
     await ui.register(browseRoutes, { kit });
   });
 }

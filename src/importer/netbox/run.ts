@@ -9,6 +9,7 @@
 import cliProgress from "cli-progress";
 import Table from "cli-table3";
 import type { Registry } from "../../registry/index.ts";
+import { changeLogUser } from "../../service/accounts.ts";
 import { type Ctx, makeCtx } from "../../service/context.ts";
 import { ValidationError } from "../../service/errors.ts";
 import { findRecords } from "../../service/rows.ts";
@@ -46,6 +47,11 @@ export interface ImportArgs {
   file: string;
   strict: boolean;
   out: NodeJS.WritableStream;
+  /**
+   * Username the change log names for the imported changes (`inventory import netbox --user`); default the
+   * first superuser, else "system" (service/accounts.ts `changeLogUser`). An unknown name is an Error.
+   */
+  user?: string;
 }
 
 /** Thrown in strict mode to roll everything back. */
@@ -126,6 +132,7 @@ export async function importNetbox(args: ImportArgs): Promise<boolean> {
 
   const base = makeCtx({ store, reg, settings: { enforceGlobalUnique: false, changelog: true } });
   base.skipTemplates = true;
+  base.changedBy = await changeLogUser(store, args.user);
 
   /** NetBox's own `created`/`last_updated` of the records created, put back once every pass is done. */
   const stamps: Timestamps[] = [];

@@ -12,12 +12,14 @@ import { mayDo } from "../../service/permissions.ts";
 import { getRow, listRows } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
 import { cablingLinks } from "../cabling.ts";
-import { childTables } from "../children.ts";
+import { type ChildTable, childTables } from "../children.ts";
 import { contentTypeLabel, objectTitle, withContentTypeLabels } from "../columns.ts";
 import { detailTools } from "../detail-tools.ts";
 import { esc, markdownBudget, markdownHtml, valueHtml } from "../format.ts";
+import { memberTable } from "../group-members.ts";
 import { queryParams as params } from "../list-query.ts";
 import { browsable } from "../menu.ts";
+import { noteLinks } from "../notes.ts";
 import { PANEL_FIELDS, PANEL_TITLES, PANELS } from "../panels.ts";
 import type { UiKit } from "../plugin.ts";
 import { titleOf, uiUrl } from "../views.ts";
@@ -170,7 +172,12 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
           label: x.label(row),
         }))
       : [];
-    const children = await childTables(ctx, model, row);
+    const children: ChildTable[] = await childTables(ctx, model, row);
+    // A dynamic group's members, paged as the API's members endpoint (issue 25, group-members.ts).
+    if (model.key === "extras.dynamicgroup") {
+      const members = await memberTable(ctx, row, params(req));
+      if (members) children.unshift(members);
+    }
     const links = cablingLinks(ctx, model, id, row.cable_id);
     // Issue 25: "Add components", allocation buttons and a prefix's free space (detail-tools.ts).
     const tools = await detailTools(ctx, model, row);
@@ -193,6 +200,8 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
               .replace("T", " ")
               .slice(0, 16),
             note: markdownHtml(n.note, budget),
+            // Edit and delete for its author and who may change/delete notes (issue 25, ui/notes.ts).
+            ...noteLinks(ctx, n),
           }))
         : undefined;
     const panel = PANELS[model.key];
