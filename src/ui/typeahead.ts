@@ -103,12 +103,15 @@ export async function labelsOf(ctx: Ctx, modelKey: string, ids: string[]): Promi
   return out;
 }
 
+const NATURAL = new Intl.Collator("en", { numeric: true, sensitivity: "base" });
+
 /** Most results one lookup answers. */
 export const LOOKUP_LIMIT = 50;
 
 /**
- * One lookup: up to `LOOKUP_LIMIT` objects of `model` matching `q` (the model's `q` filter) and the given
- * filters (parameters the model does not know are left out), visible to the user.
+ * One lookup: up to `LOOKUP_LIMIT` objects of `model` whose name contains `q` (the `q` search for models
+ * without a name) and matching the given filters (parameters the model does not know are left out),
+ * visible to the user, sorted by label (natural order: eth2 before eth10).
  * @returns `{results: [{id, display}], more}`. @throws PermissionDenied-like 403 from the caller's check.
  */
 export async function lookup(
@@ -118,17 +121,26 @@ export async function lookup(
 ): Promise<{ results: Array<{ id: string; display: string }>; more: boolean }> {
   const filters = filterSetFor(ctx.reg, model);
   const params = new Map<string, string[]>();
-  for (const [k, v] of Object.entries(query)) if (filters.has(k) && v !== "") params.set(k, [v]);
+  for (const [k, v] of Object.entries(query)) {
+    if (v === "" || k === "q") continue;
+    if (filters.has(k)) params.set(k, [v]);
+  }
+  // What is typed matches the name the user sees (`name__ic`, an indexable scan of one column); models
+  // without a name use their `q` search (an IP address: the typed network).
+  const typed = (query.q ?? "").trim();
+  if (typed) params.set(filters.has("name__ic") ? "name__ic" : "q", [typed]);
+  // In primary-key order the scan stops at the first LOOKUP_LIMIT + 1 matches (the model's ordering sorts
+  // every match first: 1.8 s for "xe-0/0/1" over 200,000 interfaces); the page is sorted by its labels.
   const { rows } = await listRows(ctx, model, {
     params,
     limit: LOOKUP_LIMIT + 1,
     offset: 0,
     skipCount: true,
+    ordering: ["id"],
   });
   const page = rows.slice(0, LOOKUP_LIMIT);
   const objs = await represent(ctx, model, page, { fields: [] });
-  return {
-    results: objs.map((o) => ({ id: String(o.id), display: String(o.display) })),
-    more: rows.length > LOOKUP_LIMIT,
-  };
+  const results = objs.map((o) => ({ id: String(o.id), display: String(o.display) }));
+  results.sort((a, b) => NATURAL.compare(a.display, b.display));
+  return { results, more: rows.length > LOOKUP_LIMIT };
 }

@@ -92,6 +92,35 @@ describe("web interface: typeaheads, cabling and traces", () => {
     assert.deepEqual(body.results.map((o: any) => o.display).sort(), ["eth1", "eth2"]);
     assert.deepEqual(Object.keys(body.results[0]).sort(), ["display", "id"]);
     assert.equal(body.more, false);
+    // At most 50 answers, "more" when there are others; in natural order (ge-0/0/2 before ge-0/0/10).
+    const many = await s.api("/api/dcim/interfaces/", {
+      method: "POST",
+      body: Array.from({ length: 55 }, (_, i) => ({
+        device: w.d2.id,
+        name: `ge-0/0/${i}`,
+        type: "1000base-t",
+      })),
+    });
+    assert.equal(many.status, 201);
+    const first = JSON.parse(
+      (await web.get(`/ui-api/lookup/?model=dcim.interface&device_id=${w.d2.id}&q=ge-0`)).html,
+    );
+    assert.equal(first.results.length, 50);
+    assert.equal(first.more, true);
+    const names = first.results.map((o: any) => o.display);
+    const sorted = [...names].sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
+    assert.deepEqual(names, sorted);
+    const few = JSON.parse(
+      (await web.get(`/ui-api/lookup/?model=dcim.interface&device_id=${w.d2.id}&q=ge-0/0/1`)).html,
+    );
+    assert.deepEqual(
+      few.results.map((o: any) => o.display),
+      ["ge-0/0/1", ...Array.from({ length: 10 }, (_, i) => `ge-0/0/${10 + i}`)],
+    );
+    await s.api("/api/dcim/interfaces/", {
+      method: "DELETE",
+      body: many.body.map((o: any) => ({ id: o.id })),
+    });
     const q = JSON.parse((await web.get(`/ui-api/lookup/?model=dcim.device&q=panel`)).html);
     assert.deepEqual(q.results.map((o: any) => o.display).sort(), ["fra1-panel1", "fra1-panel2"]);
     assert.equal((await web.get("/ui-api/lookup/?model=dcim.nothing")).status, 404);
