@@ -171,7 +171,9 @@ function fullSchema(reg: Registry, m: Model): Schema {
       continue;
     }
     props[n] = outSchema(reg, m, n, fd, "full");
-    if (fd.kind !== "computed") required.push(n);
+    // Annotated counts are left out of create responses (Nautobot 1.6: the saved instance has no
+    // annotation; service/represent.ts), so they are not required.
+    if (fd.kind !== "computed" && !(fd.kind === "count" && !fd.property)) required.push(n);
   }
   if (m.changelog) {
     props.created = { type: "string", nullable: true };
