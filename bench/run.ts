@@ -255,12 +255,24 @@ interface Scenario {
   body?: () => string;
 }
 let ipSeq = 0;
+// Issue 26: the ETag of the 1,000-device page, for its revalidation (If-None-Match answered 304 unchanged).
+const pageTag =
+  (await fetch(`${base}/api/dcim/devices/?limit=1000`, { headers }).then(async (r) => {
+    await r.arrayBuffer();
+    return r.headers.get("etag");
+  })) ?? "";
 const scenarios: Scenario[] = [
   { name: "framework floor (GET /health)", path: "/health", rows: 0 },
   { name: "GET one device (full)", path: `/api/dcim/devices/${device.id}/`, rows: 1 },
   { name: "GET one device (brief)", path: `/api/dcim/devices/${device.id}/?brief=1`, rows: 1 },
   { name: "GET devices limit=50", path: "/api/dcim/devices/?limit=50", rows: 50 },
   { name: "GET devices limit=1000", path: "/api/dcim/devices/?limit=1000", rows: 1000 },
+  {
+    name: "GET devices limit=1000 revalidated (If-None-Match, 304)",
+    path: "/api/dcim/devices/?limit=1000",
+    headers: { ...headers, "If-None-Match": pageTag },
+    rows: 1000,
+  },
   {
     name: "GET interfaces device_id limit=1000",
     path: `/api/dcim/interfaces/?device_id=${device.id}&limit=1000`,
@@ -471,7 +483,7 @@ const timed = async (scenario: string, method: string, path: string, body: unkno
   bulkResults.push({ scenario, seconds, rowsPerSec: rows / seconds, status: r.status });
   log(`  ${scenario}: ${seconds.toFixed(2)} s, ${(rows / seconds).toFixed(0)} rows/s (HTTP ${r.status})`);
 };
-if (!args["only-webhooks"] && !only) {
+if (!args["only-webhooks"] && (!only || only.some((o) => o.includes("bulk")))) {
   await timed(
     "bulk POST 1,000 IP addresses",
     "POST",
@@ -495,6 +507,20 @@ if (!args["only-webhooks"] && !only) {
     "PATCH",
     "/api/dcim/interfaces/",
     bulkInterfaces.map((id, i) => ({ id, description: `bulk ${i}` })),
+    bulkInterfaces.length,
+  );
+  // Issue 26: the same with every item naming its version (`_version`, from each interface's ETag).
+  const versions = new Map<string, number>();
+  for (const id of bulkInterfaces) {
+    const r = await fetch(`${base}/api/dcim/interfaces/${id}/?brief=1`, { headers });
+    await r.arrayBuffer();
+    versions.set(id, Number(/:(\d+)"$/.exec(r.headers.get("etag") ?? "")?.[1] ?? 1));
+  }
+  await timed(
+    `bulk PATCH ${bulkInterfaces.length} interfaces with _version`,
+    "PATCH",
+    "/api/dcim/interfaces/",
+    bulkInterfaces.map((id, i) => ({ id, _version: versions.get(id), description: `bulk v ${i}` })),
     bulkInterfaces.length,
   );
 }

@@ -14,6 +14,7 @@ import { filterSetFor } from "../query/filters.ts";
 import { hasNotes, hasRelationships, type Model, type Registry } from "../registry/index.ts";
 import type { FieldDef } from "../registry/meta.ts";
 import { actionPaths, actionSchemas } from "./openapi-actions.ts";
+import { addConditionalRequests } from "./openapi-conditional.ts";
 import { errors, json, ref, type Schema, UUID } from "./openapi-parts.ts";
 import { appTags, operationText, parameterText } from "./openapi-text.ts";
 
@@ -464,6 +465,7 @@ export function openapiDocument(reg: Registry, baseUrl: string): Record<string, 
       paths[`/${m.app}/${m.path}/`] = list;
       paths[`/${m.app}/${m.path}/{id}/`] = detail;
     }
+    addConditionalRequests(reg, paths);
     Object.assign(paths, actionPaths(reg));
     Object.assign(schemas, actionSchemas);
     describeRest(paths);

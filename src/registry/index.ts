@@ -57,11 +57,21 @@ export const APP_LABELS: Record<string, string> = {
 /** A physical column of a model's table. */
 export interface Column {
   name: string;
-  /** Logical SQL type; the dialect maps it. */
-  type: "text" | "int" | "bigint" | "real" | "bool" | "json";
+  /**
+   * Logical SQL type; the dialect maps it. `version` is the object version counter (`VERSION_COLUMN`): an
+   * integer, not null, 1 for rows written before it existed or inserted without it.
+   */
+  type: "text" | "int" | "bigint" | "real" | "bool" | "json" | "version";
   /** Field the column belongs to. */
   field: string;
 }
+
+/**
+ * The column holding every model row's version (issue 26, conditional requests): a counter starting at 1,
+ * raised by one in the statement of every UPDATE of the row (store/version-bump.ts), never a timestamp.
+ * Declared here once for every model; not a field, so never in a representation or a write body.
+ */
+export const VERSION_COLUMN = "_version";
 
 /** A registered model: its declaration plus derived facts. */
 export interface Model extends ModelDef {
@@ -171,6 +181,7 @@ export class Registry {
         columns.push({ name: "created", type: "text", field: "created" });
         columns.push({ name: "last_updated", type: "text", field: "last_updated" });
       }
+      columns.push({ name: VERSION_COLUMN, type: "version", field: VERSION_COLUMN });
       const model: Model = {
         ...def,
         // No prototype: a client's attribute name ("constructor", "__proto__") is never a field (issue 12).

@@ -7,7 +7,7 @@
  */
 import { type SelectQueryBuilder, sql } from "kysely";
 import { type Cond, compileFilters, RESERVED_PARAMS } from "../query/filters.ts";
-import type { Model } from "../registry/index.ts";
+import { type Model, VERSION_COLUMN } from "../registry/index.ts";
 import { orderPlan } from "../store/ordering.ts";
 import type { Ctx } from "./context.ts";
 import { NotFoundError, ValidationError } from "./errors.ts";
@@ -69,6 +69,13 @@ function inOrder(
   return q;
 }
 
+/** The total count of a list whose page has `got` rows: counted only when the page does not tell. */
+async function countOf(base: SelectQueryBuilder<any, any, any>, p: ListParams, got: number): Promise<number> {
+  if (p.skipCount || (p.offset === 0 && (p.limit === undefined || got < p.limit))) return got;
+  const r = await base.select(sql<number>`count(*)`.as("n")).executeTakeFirst();
+  return Number(r?.n ?? 0);
+}
+
 /** A page of rows and the total count. `limit` undefined means all rows. */
 export async function listRows(
   ctx: Ctx,
@@ -80,14 +87,25 @@ export async function listRows(
   if (p.limit !== undefined) q = q.limit(p.limit);
   if (p.offset) q = q.offset(p.offset);
   const rows = await q.execute();
-  let count: number;
-  if (p.skipCount || (p.offset === 0 && (p.limit === undefined || rows.length < p.limit)))
-    count = rows.length;
-  else {
-    const r = await base.select(sql<number>`count(*)`.as("n")).executeTakeFirst();
-    count = Number(r?.n ?? 0);
-  }
-  return { count, rows };
+  return { count: await countOf(base, p, rows.length), rows };
+}
+
+/**
+ * The ids and versions (`VERSION_COLUMN`) of the page `listRows(ctx, model, p)` would return, and the same
+ * count, without reading the rows' other columns: what a list page's ETag is computed from (issue 26,
+ * `If-None-Match`), so revalidating an unchanged page never loads nor renders its objects.
+ */
+export async function listVersions(
+  ctx: Ctx,
+  model: Model,
+  p: ListParams,
+): Promise<{ count: number; rows: Row[] }> {
+  const base = await filtered(ctx, model, p);
+  let q = inOrder(ctx, model, base.select(["t.id", `t.${VERSION_COLUMN}`]), p.ordering);
+  if (p.limit !== undefined) q = q.limit(p.limit);
+  if (p.offset) q = q.offset(p.offset);
+  const rows = await q.execute();
+  return { count: await countOf(base, p, rows.length), rows };
 }
 
 /**

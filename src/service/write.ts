@@ -11,7 +11,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { type CompiledQuery, sql } from "kysely";
 import { ipKey, parseCidr } from "../net/ip.ts";
-import type { Model, ReverseRelation } from "../registry/index.ts";
+import { type Model, type ReverseRelation, VERSION_COLUMN } from "../registry/index.ts";
 import type { ValidateArgs } from "../registry/meta.ts";
 import { ADDRESS_SPACE_KEY, DEFINITIONS_KEY, newToken, TAGGED_PREFIX } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
@@ -41,6 +41,7 @@ import {
 import { guardAccountDelete, guardAccountWrite } from "./escalation.ts";
 import { type NoteSaves, runDeleteHook, runHook } from "./hooks.ts";
 import { naturalKey, parseWrite } from "./input.ts";
+import { nextVersion } from "./object-versions.ts";
 import { enqueueDeliveries, type LoggedChange, outboxSignal, QUEUED_KEY } from "./outbox.ts";
 import { hashPassword } from "./passwords.ts";
 import { permits } from "./permissions.ts";
@@ -389,9 +390,11 @@ export async function updateObject(
   for (const k of Object.keys(cols))
     if (k !== "last_updated" && sameValue(stored[k], cols[k])) delete cols[k];
   if (SPACE_MODELS.get(model.key)?.some((c) => c in cols)) rewriteAtCommit(ctx, ADDRESS_SPACE_KEY);
+  // Every update raises the object's version (object-versions.ts), tags or relations alone included; the
+  // row is locked (read above), so the next version is the stored one plus one.
+  cols[VERSION_COLUMN] = nextVersion(stored);
   // Queued: on PostgreSQL it goes out with the next statement (often the read-back of the response).
-  if (Object.keys(cols).length)
-    await ctx.store.dialect.queueWrite(ctx.db, { table: model.table, id, values: cols });
+  await ctx.store.dialect.queueWrite(ctx.db, { table: model.table, id, values: cols });
   await writeRelations(ctx, model, id, record, parsed.touched, parsed.tags, false);
   if (relChanges?.length) await saveRelationships(ctx, model, id, relChanges);
   await noteSaves(ctx, savedWith(model, record));

@@ -7,10 +7,12 @@
 import { randomUUID } from "node:crypto";
 import { CompiledQuery, Kysely, PostgresDialect, type Transaction } from "kysely";
 import pg from "pg";
+import { registry } from "../registry/index.ts";
 import { type Dialect, postgresDialect, quoteId, sqliteDialect } from "./dialect.ts";
 import { namedQueries, wrapPgClient } from "./pg-connection.ts";
 import type { Replica } from "./replica.ts";
 import { NodeSqliteDatabase, NodeSqliteDialect } from "./sqlite-driver.ts";
+import { versionBump, versionedTables } from "./version-bump.ts";
 
 /** Any Kysely handle: the database or a transaction. */
 export type Db = Kysely<any> | Transaction<any>;
@@ -120,6 +122,11 @@ export function sqlitePath(url: string): string | undefined {
   return url.startsWith("sqlite:") ? url.slice("sqlite:".length) || "./inventory.sqlite3" : undefined;
 }
 
+/** The plugins of every store's query builder: object versions raised by every UPDATE (version-bump.ts). */
+function versionPlugins() {
+  return [versionBump(versionedTables(registry()))];
+}
+
 /**
  * Open the database at `url` and check that it answers.
  * @throws StoreOpenError for a malformed URL or an unreachable database.
@@ -133,7 +140,7 @@ export async function openStore(url: string): Promise<Store> {
     } catch (e) {
       throw new StoreOpenError(`cannot open SQLite database ${path}: ${(e as Error).message}`);
     }
-    const db = new Kysely<any>({ dialect: new NodeSqliteDialect({ database }) });
+    const db = new Kysely<any>({ dialect: new NodeSqliteDialect({ database }), plugins: versionPlugins() });
     let local = 0;
     const version = database.db.prepare("PRAGMA data_version");
     const dataToken = () => `${local}:${(version.get() as { data_version: number }).data_version}`;
@@ -214,7 +221,10 @@ export async function openStore(url: string): Promise<Store> {
       },
       end: () => pool.end(),
     };
-    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: guarded as unknown as pg.Pool }) });
+    const db = new Kysely<any>({
+      dialect: new PostgresDialect({ pool: guarded as unknown as pg.Pool }),
+      plugins: versionPlugins(),
+    });
     const clientConfig = {
       connectionString,
       connectionTimeoutMillis: 5000,

@@ -5,12 +5,14 @@
  * API version 1.2 (nautobot-api-core.md).
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { MAX_FILTER_CHARS } from "../../query/filter-input.ts";
 import { normalizeUuid, RESERVED_PARAMS } from "../../query/filters.ts";
 import type { Model } from "../../registry/index.ts";
 import type { Ctx } from "../../service/context.ts";
 import { AppError, NotFoundError, ValidationError } from "../../service/errors.ts";
+import { checkIfMatch, checkItemVersions, itemVersions, VERSION_KEY } from "../../service/object-versions.ts";
 import { mayDo, restriction } from "../../service/permissions.ts";
-import { getRow, listRows, plainLookup } from "../../service/read.ts";
+import { getRow, listRows, listVersions, plainLookup } from "../../service/read.ts";
 import { detailUrl, represent } from "../../service/represent.ts";
 import {
   createMany,
@@ -21,6 +23,7 @@ import {
   snapshots,
   updateObject,
 } from "../../service/write.ts";
+import { hasIfNoneMatch, ifMatchTags, objectNotModified, pageNotModified } from "../conditional.ts";
 import { type HttpKit, includeParam, intParam, METHOD_ACTION, queryParams, withTokenKey } from "../kit.ts";
 import { optionsFor } from "../options.ts";
 
@@ -85,13 +88,21 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
       const limit = kit.pageLimit(req);
       const offsetRaw = intParam(params.get("offset")?.[0]);
       const offset = offsetRaw !== undefined && offsetRaw > 0 ? offsetRaw : 0;
-      const { count, rows } = await listRows(ctx, model, {
+      const listP = {
         params,
         ignore,
         limit,
         offset,
         ...(ownerOf(req, model) ? { ownerColumn: ownerOf(req, model)! } : {}),
-      });
+      };
+      // Revalidation (If-None-Match): the page's ids and versions only, nothing loaded or rendered on a hit.
+      if (
+        hasIfNoneMatch(req) &&
+        pageNotModified(req, reply, ctx.baseUrl, await listVersions(ctx, model, listP))
+      )
+        return reply;
+      const { count, rows } = await listRows(ctx, model, listP);
+      if (pageNotModified(req, reply, ctx.baseUrl, { count, rows })) return reply;
       const results = await kit.visible(
         ctx,
         model,
@@ -149,7 +160,7 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
       return kit.send(req, reply, 201, obj);
     }
     if (method === "PUT" || method === "PATCH" || method === "DELETE") {
-      const items = bulkItems(req.body, config.maxBulk);
+      const items = await bulkItems(req.body, config.maxBulk);
       const owner = ownerOf(req, model);
       /** A 400 naming every listed id that is not in `found` (issue 5). */
       const allFound = (found: Set<string>): Set<string> => {
@@ -162,12 +173,12 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
       };
       /** The listed objects this user may act on; any other id is a 400 naming it. */
       const select = async (t: Ctx): Promise<Set<string>> => {
-        // In slices of 500 ids, so no statement exceeds the engines' bind-variable limits.
+        // In slices that no statement's bind variables and no filter-size bound (filter-input.ts) exceed.
         const found = new Set<string>();
         const ids = items.map((i) => i.id);
-        for (let at = 0; at < ids.length; at += 500) {
+        for (let at = 0; at < ids.length; at += ID_SLICE) {
           const { rows } = await listRows(t, model, {
-            params: new Map([["id", ids.slice(at, at + 500)]]),
+            params: new Map([["id", ids.slice(at, at + ID_SLICE)]]),
             limit: undefined,
             offset: 0,
             action: method === "DELETE" ? "delete" : "change",
@@ -177,9 +188,12 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
         }
         return allFound(found);
       };
+      // Versions the items name (`_version`, issue 26), checked on the locked rows before anything changes.
+      const expected = itemVersions(items);
       if (method === "DELETE") {
         await inTransaction(ctx, async (t) => {
           const found = await select(t);
+          await checkItemVersions(t, model, expected);
           if (found.size) await deleteObjects(t, model, [...found]);
         });
         return reply.code(204).send();
@@ -193,6 +207,7 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
           !owner && !model.afterWrite && (await restriction(t, model, "change")) === undefined
             ? allFound(new Set(locked.keys()))
             : await select(t);
+        await checkItemVersions(t, model, expected, locked);
         const done: string[] = [];
         const stored = [...locked.values()].filter((l) => found.has(l.stored.id as string));
         const taken = await snapshots(
@@ -203,7 +218,7 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
         );
         for (const item of items) {
           if (!found.has(item.id)) continue;
-          const { id: _id, ...data } = item.raw;
+          const { id: _id, [VERSION_KEY]: _version, ...data } = item.raw;
           await updateObject(t, model, item.id, data, method === "PATCH", taken, locked);
           done.push(item.id);
         }
@@ -230,6 +245,7 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
     const listP = { params, ignore, limit: 1, offset: 0, ...(owner ? { ownerColumn: owner } : {}) };
     if (method === "GET" || method === "HEAD") {
       const { ctx: c, row } = await kit.rowFor(req, model, id, listP);
+      if (objectNotModified(req, reply, row)) return reply;
       const [obj] = await kit.visible(
         c,
         model,
@@ -247,10 +263,13 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
     if (model.readOnly) throw new AppError(405, `Method "${method}" not allowed.`);
     // The object as this user may change or delete it (404 otherwise), read in the write's transaction.
     const visible = { ...listP, action: method === "DELETE" ? ("delete" as const) : ("change" as const) };
+    // If-Match (issue 26): checked in the write's transaction on the locked row before anything changes.
+    const tags = ifMatchTags(req);
     if (method === "PUT" || method === "PATCH") {
       const [obj] = await inTransaction(ctx, async (t) => {
         // With nothing to check but existence, the update's own locked read answers 404.
         if (!plainLookup(t, visible)) await getRow(t, model, id, visible);
+        if (tags) await checkIfMatch(t, model, id, tags);
         await updateObject(t, model, id, req.body, method === "PATCH");
         return kit.renderIds(t, model, [id]);
       });
@@ -259,6 +278,7 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
     if (method === "DELETE") {
       await inTransaction(ctx, async (t) => {
         await getRow(t, model, id, visible);
+        if (tags) await checkIfMatch(t, model, id, tags);
         await deleteObjects(t, model, [id]);
       });
       return reply.code(204).send();
@@ -266,6 +286,13 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
     throw new AppError(405, `Method "${method}" not allowed.`);
   });
 }
+
+/**
+ * Ids per filtered read of a bulk selection: as many as fit MAX_FILTER_CHARS (36 characters and a
+ * separator each, plus the parameter name), at most 500 so no statement exceeds the engines'
+ * bind-variable limits.
+ */
+const ID_SLICE = Math.min(500, Math.floor((MAX_FILTER_CHARS - "id".length - 1) / 37));
 
 /** Refuse a bulk body of more than `max` items (issue 12), before any work is done. */
 export function checkBulkSize(items: unknown[], max: number): void {
@@ -277,8 +304,18 @@ export function checkBulkSize(items: unknown[], max: number): void {
     });
 }
 
-/** Validate a bulk update/delete body: a list of objects each with a UUID `id` (BulkOperationSerializer). */
-function bulkItems(body: unknown, maxBulk: number): Array<{ id: string; raw: Record<string, unknown> }> {
+/** Items of a bulk body checked between turns of the event loop (issue 23: /health stays fast). */
+const ITEMS_PER_TURN = 2000;
+
+/**
+ * Validate a bulk update/delete body: a list of objects each with a UUID `id` (BulkOperationSerializer),
+ * ITEMS_PER_TURN at a time, yielding to the event loop in between.
+ * @throws ValidationError: one entry per item (`{}` for the good ones) when any is bad.
+ */
+async function bulkItems(
+  body: unknown,
+  maxBulk: number,
+): Promise<Array<{ id: string; raw: Record<string, unknown> }>> {
   if (Array.isArray(body)) checkBulkSize(body, maxBulk);
   if (!Array.isArray(body)) {
     throw new ValidationError({
@@ -289,7 +326,8 @@ function bulkItems(body: unknown, maxBulk: number): Array<{ id: string; raw: Rec
   }
   const errs: unknown[] = [];
   let bad = false;
-  const items = body.map((item) => {
+  const items: Array<{ id: string; raw: Record<string, unknown> }> = [];
+  const check = (item: unknown): { id: string; raw: Record<string, unknown> } => {
     if (!item || typeof item !== "object" || Array.isArray(item)) {
       bad = true;
       errs.push({ non_field_errors: ["Invalid data. Expected a dictionary."] });
@@ -309,7 +347,11 @@ function bulkItems(body: unknown, maxBulk: number): Array<{ id: string; raw: Rec
     }
     errs.push({});
     return { id, raw };
-  });
+  };
+  for (const [i, item] of body.entries()) {
+    if (i > 0 && i % ITEMS_PER_TURN === 0) await new Promise<void>((r) => setImmediate(r));
+    items.push(check(item));
+  }
   if (bad) throw new ValidationError(errs);
   return items;
 }

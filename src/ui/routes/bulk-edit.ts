@@ -12,9 +12,11 @@ import type { Model } from "../../registry/index.ts";
 import type { FieldDef } from "../../registry/meta.ts";
 import type { Ctx } from "../../service/context.ts";
 import { NotFoundError, PermissionDenied, ValidationError } from "../../service/errors.ts";
+import { checkItemVersions, PreconditionFailed, versionOf } from "../../service/object-versions.ts";
 import { mayDo } from "../../service/permissions.ts";
 import { represent } from "../../service/represent.ts";
 import { inTransaction, snapshots, updateObject } from "../../service/write.ts";
+import { conflictMessage, postedVersions, VERSIONS_INPUT } from "../conflict.ts";
 import { flash, returnTo } from "../flash.ts";
 import { bodyFromForm, type Control, controlsFor, extrasFromForm, splitErrors } from "../forms.ts";
 import { rowsFor } from "../guard.ts";
@@ -121,7 +123,15 @@ export async function bulkEditRoutes(app: FastifyInstance, { kit }: { kit: UiKit
       include: new Set(),
       excludeConfigContext: true,
     });
-    const draw = async (errors: Record<string, string[]> = {}, general: string[] = [], status = 200) =>
+    // The versions the form was drawn from (issue 26): those posted with it, else the current ones.
+    const drawnFrom = postedVersions(posted[VERSIONS_INPUT]);
+    const current = new Map(rows.map((r) => [String(r.id), versionOf(r)]));
+    const draw = async (
+      errors: Record<string, string[]> = {},
+      general: string[] = [],
+      status = 200,
+      versions: ReadonlyMap<string, number> = drawnFrom.size ? drawnFrom : current,
+    ) =>
       kit.page(
         req,
         reply,
@@ -130,6 +140,9 @@ export async function bulkEditRoutes(app: FastifyInstance, { kit }: { kit: UiKit
           title: `Edit ${objs.length} ${titleOf(model.plural ?? `${model.verbose}s`)}`,
           what: objs.map((o) => String(o.display)),
           ids: objs.map((o) => String(o.id)),
+          versions: objs
+            .filter((o) => versions.has(String(o.id)))
+            .map((o) => `${o.id}:${versions.get(String(o.id))}`),
           action: `${listUrl}edit/`,
           cancel: back,
           returnUrl: back,
@@ -178,16 +191,22 @@ export async function bulkEditRoutes(app: FastifyInstance, { kit }: { kit: UiKit
     const add = list(posted.add_tags);
     const remove = new Set(list(posted.remove_tags));
     const tagsOf = (o: Obj) => (Array.isArray(o.tags) ? o.tags.map((t) => String((t as Obj).id)) : []);
-    let current = "";
+    let at = "";
+    const expected = objs.flatMap((o, index) => {
+      const version = drawnFrom.get(String(o.id));
+      return version ? [{ index, id: String(o.id), version }] : [];
+    });
     try {
       await inTransaction(ctx, async (t) => {
+        // A save over someone else's change overwrites nothing (issue 26).
+        await checkItemVersions(t, model, expected);
         const taken = await snapshots(
           t,
           model,
           objs.map((o) => String(o.id)),
         );
         for (const o of objs) {
-          current = String(o.display);
+          at = String(o.display);
           const body: Obj = { ...patch };
           if (model.tags && (add.length || remove.size))
             body.tags = [...new Set([...tagsOf(o), ...add])].filter((x) => !remove.has(x));
@@ -195,9 +214,28 @@ export async function bulkEditRoutes(app: FastifyInstance, { kit }: { kit: UiKit
         }
       });
     } catch (e) {
+      if (e instanceof PreconditionFailed) {
+        const stale =
+          (e.body as { stale?: Array<{ index: number; id: string; current: number }> }).stale ?? [];
+        const messages: string[] = [];
+        for (const x of stale.slice(0, 5))
+          messages.push(
+            await conflictMessage(
+              ctx,
+              model,
+              x.id,
+              String(objs[x.index]?.display ?? x.id),
+              drawnFrom.get(x.id)!,
+            ),
+          );
+        if (stale.length > 5) messages.push(`${stale.length - 5} more of the selected objects changed too.`);
+        const now = new Map(current);
+        for (const x of stale) now.set(x.id, x.current);
+        return draw({}, messages, 409, now);
+      }
       if (!(e instanceof ValidationError)) throw e;
       const { fields, general } = splitErrors(e);
-      return draw(fields, [`${current} failed validation; no object was changed.`, ...general], 400);
+      return draw(fields, [`${at} failed validation; no object was changed.`, ...general], 400);
     }
     flash(
       req,

@@ -15,10 +15,12 @@ import {
   ProtectedError,
   ValidationError,
 } from "../../service/errors.ts";
+import { checkIfMatch, etagOf, PreconditionFailed, versionOf } from "../../service/object-versions.ts";
 import { mayDo } from "../../service/permissions.ts";
 import { getRow } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
 import { createObject, deleteObjects, inTransaction, updateObject } from "../../service/write.ts";
+import { conflictMessage, postedVersion, VERSION_INPUT } from "../conflict.ts";
 import { displayOf, flash, returnTo } from "../flash.ts";
 import { bodyFromForm, controlsFor, extrasFromForm, splitErrors } from "../forms.ts";
 import { rowFor, rowsFor } from "../guard.ts";
@@ -49,6 +51,8 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
       general?: string[];
       status?: number;
       fresh?: boolean;
+      /** The object's version the form is drawn from (a hidden input; issue 26, edit conflicts). */
+      version?: number | undefined;
     },
   ) =>
     kit.page(
@@ -59,6 +63,7 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
         title: opts.id ? `Edit ${titleOf(model.verbose)}` : `Add ${titleOf(model.verbose)}`,
         action: opts.id ? `/${model.app}/${model.path}/${opts.id}/edit/` : `/${model.app}/${model.path}/add/`,
         cancel: opts.id ? `/${model.app}/${model.path}/${opts.id}/` : `/${model.app}/${model.path}/`,
+        version: opts.version,
         ...(await drawn(ctx, model, current, opts)),
       },
       opts.status ?? 200,
@@ -101,11 +106,14 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
     const posted = (req.body ?? {}) as Obj;
     const { body, errors } = bodyFromForm(model, posted);
     await extrasFromForm(ctx, model, posted, body, errors);
+    // The version the form was drawn from: a save over someone else's change overwrites nothing (issue 26).
+    const since = id ? postedVersion(posted[VERSION_INPUT]) : undefined;
     if (Object.keys(errors).length)
-      return form(req, reply, ctx, model, posted, { id, errors, status: 400, fresh: false });
+      return form(req, reply, ctx, model, posted, { id, errors, status: 400, fresh: false, version: since });
     try {
       const saved = await inTransaction(ctx, async (t) => {
         if (id) {
+          if (since) await checkIfMatch(t, model, id, [etagOf(id, since)]);
           await updateObject(t, model, id, body, true);
           return id;
         }
@@ -118,9 +126,22 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
       );
       return reply.redirect(`/${model.app}/${model.path}/${saved}/`, 302);
     } catch (e) {
+      if (id && since && e instanceof PreconditionFailed) {
+        const row = await rowFor(ctx, model, id, "change");
+        const [obj] = await represent(ctx, model, [row], "full");
+        const general = [await conflictMessage(ctx, model, id, String(obj?.display ?? id), since)];
+        return form(req, reply, ctx, model, obj ?? {}, { id, general, status: 409, version: versionOf(row) });
+      }
       if (!(e instanceof ValidationError)) throw e;
       const { fields, general } = splitErrors(e);
-      return form(req, reply, ctx, model, posted, { id, errors: fields, general, status: 400, fresh: false });
+      return form(req, reply, ctx, model, posted, {
+        id,
+        errors: fields,
+        general,
+        status: 400,
+        fresh: false,
+        version: since,
+      });
     }
   };
 
@@ -141,8 +162,9 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
     const id = normalizeUuid((req.params as { id: string }).id);
     if (!id) throw new NotFoundError();
     const ctx = await kit.ctxFor(req);
-    const [obj] = await represent(ctx, model, [await rowFor(ctx, model, id, "change")], "full");
-    return form(req, reply, ctx, model, obj ?? {}, { id });
+    const row = await rowFor(ctx, model, id, "change");
+    const [obj] = await represent(ctx, model, [row], "full");
+    return form(req, reply, ctx, model, obj ?? {}, { id, version: versionOf(row) });
   });
   app.post("/:app/:model/:id/edit/", async (req, reply) => {
     const model = target(req);
