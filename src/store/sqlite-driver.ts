@@ -133,6 +133,32 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   }
 }
 
+/**
+ * Longest time (ms) statements run back to back, with the code between them, may hold the event loop
+ * before the next one waits for a turn of it. node:sqlite runs each statement synchronously and awaiting
+ * its result yields to microtasks only, so without this a request of thousands of statements (a 40,000-id
+ * bulk selection, a migration) held the loop for seconds and `/health` with it (issue 23: no request may
+ * freeze the service). One statement is not split: its time is bounded by the statement budget.
+ */
+export const LOOP_SLICE_MS = 20;
+let heldSince: number | undefined;
+
+/**
+ * Called before each statement: starts timing the current event-loop turn, or, when this turn has held
+ * the loop for LOOP_SLICE_MS, resolves only after `setImmediate` (timers, I/O and other requests run).
+ */
+async function loopTurn(): Promise<void> {
+  const now = performance.now();
+  if (heldSince === undefined) {
+    heldSince = now;
+    setImmediate(() => {
+      heldSince = undefined;
+    });
+    return;
+  }
+  if (now - heldSince >= LOOP_SLICE_MS) await new Promise<void>((r) => setImmediate(r));
+}
+
 /** Milliseconds a statement may wait synchronously for a lock (outside BEGIN IMMEDIATE). */
 const SYNC_BUSY_MS = 100;
 
@@ -162,9 +188,29 @@ const isBusy = (e: unknown) => /SQLITE_BUSY|database is locked/i.test(String((e 
  */
 class ImmediateSqliteDriver extends SqliteDriver {
   private readonly database: NodeSqliteDatabase;
+  private yielding: DatabaseConnection | undefined;
   constructor(config: SqliteDialectConfig & { database: NodeSqliteDatabase }) {
     super(config);
     this.database = config.database;
+  }
+  /** The one connection, wrapped so that its statements give the event loop a turn (`loopTurn`). */
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    if (this.yielding) return this.yielding;
+    const inner = await super.acquireConnection();
+    const wrapped: DatabaseConnection = {
+      async executeQuery<R>(query: CompiledQuery) {
+        await loopTurn();
+        return inner.executeQuery<R>(query);
+      },
+      async *streamQuery<R>(query: CompiledQuery, chunkSize: number) {
+        for await (const chunk of inner.streamQuery<R>(query, chunkSize)) {
+          yield chunk;
+          await loopTurn();
+        }
+      },
+    };
+    this.yielding = wrapped;
+    return wrapped;
   }
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     const end = Date.now() + lockWaitMs;

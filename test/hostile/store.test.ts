@@ -338,3 +338,25 @@ describe("statements of a batch prepared once per connection (PostgreSQL, store/
     assert.deepEqual(await read(), [{ x: 1 }]);
   });
 });
+
+describe("long writes and the event loop (issue 23: /health stays fast)", () => {
+  it("a bulk write of long texts full of quotes and backslashes is stored exactly, /health staying fast", async () => {
+    const s = await startServer({}, { healthGuard: true });
+    try {
+      // Built before the guarded requests: the test's own work shares the server's event loop.
+      const text = (i: number) => `${i}'\\$q$ it's a \\ ''`.repeat(1200);
+      const batches = Array.from({ length: 2 }, (_, b) =>
+        JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ name: `q-${b}-${i}`, comments: text(i) }))),
+      );
+      for (const body of batches)
+        assert.equal((await s.api("/api/tenancy/tenants/", { method: "POST", body })).status, 201);
+      const got = await s.api("/api/tenancy/tenants/?name__isw=q-1-&limit=100&brief=false");
+      assert.equal(got.body.count, 100);
+      for (const t of got.body.results as Array<{ name: string; comments: string }>)
+        assert.equal(t.comments, text(Number(t.name.split("-")[2])), t.name);
+      assert.deepEqual(s.health?.slow, [], `slow /health polls: ${JSON.stringify(s.health)}`);
+    } finally {
+      await s.close();
+    }
+  });
+});
