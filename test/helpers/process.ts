@@ -1,4 +1,4 @@
-/** Test helper: wait until a child process prints `text` on stdout (or fail after `ms`, or if it exits). */
+/** Test helper: child processes: a free port for one, and waiting until one prints what shows it is ready. */
 import type { ChildProcess } from "node:child_process";
 import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
@@ -15,9 +15,23 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export function waitForOutput(child: ChildProcess, text: string, ms = 20_000): Promise<void> {
+/**
+ * The shortest time (ms) a child process is given to start (print its readiness line) before that counts as
+ * a hang: 3 minutes. Starting Node, stripping the TypeScript and migrating took over 30 s on a 2-core
+ * machine shared with other work (issue 24); on an idle one it takes about a second.
+ */
+export const PROCESS_START_MS = 180_000;
+
+/**
+ * Wait until `child` prints `text` on stdout (output is matched chunk by chunk, as the CLI prints each
+ * readiness line in one write).
+ * @param ms how long to wait before failing; never less than PROCESS_START_MS.
+ * @throws Error when the deadline passes or the child exits first (with its exit code).
+ */
+export function waitForOutput(child: ChildProcess, text: string, ms = PROCESS_START_MS): Promise<void> {
+  const wait = Math.max(ms, PROCESS_START_MS);
   return new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`no "${text}" within ${ms} ms`)), ms);
+    const t = setTimeout(() => reject(new Error(`no "${text}" within ${wait} ms`)), wait);
     child.once("exit", (code) => {
       clearTimeout(t);
       reject(new Error(`exited (${code}) before printing "${text}"`));

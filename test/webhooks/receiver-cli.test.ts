@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { describe, it } from "node:test";
-import { freePort } from "../helpers/process.ts";
+import { freePort, PROCESS_START_MS } from "../helpers/process.ts";
+import { HANG_MS, waitUntil } from "../helpers/wait.ts";
 
 async function run(args: string[], body: string): Promise<{ status: number; text: string; out: string }> {
   const port = await freePort();
@@ -17,20 +18,32 @@ async function run(args: string[], body: string): Promise<{ status: number; text
   child.stdout!.on("data", (d: Buffer) => {
     out += d.toString();
   });
+  let exited: number | null | undefined;
+  child.once("exit", (code) => {
+    exited = code;
+  });
   try {
-    const end = Date.now() + 10000;
-    while (!out.includes("Listening")) {
-      if (Date.now() > end) throw new Error(`receiver did not start: ${out}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    // Deadlines detect a hang (a start took over 10 s at load 8–14, issue 24); an exit fails at once.
+    await waitUntil(
+      async () => out.includes("Listening") || exited !== undefined,
+      PROCESS_START_MS,
+      () => `receiver did not start: ${out}`,
+      20,
+    );
+    if (!out.includes("Listening")) throw new Error(`receiver exited (${exited}) before listening: ${out}`);
     const res = await fetch(`http://localhost:${port}/some/path?x=1`, {
       method: "POST",
       headers: { "Content-Type": "application/json", "X-Test": "yes" },
       body,
     });
     const text = await res.text();
-    const until = Date.now() + 5000;
-    while (!out.includes("------------") && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    // The request is printed in full once the closing rule is out.
+    await waitUntil(
+      async () => out.includes("------------"),
+      HANG_MS,
+      () => `not printed: ${out}`,
+      20,
+    );
     return { status: res.status, text, out };
   } finally {
     child.kill("SIGKILL");
