@@ -65,6 +65,7 @@ const NOT_OBJECT_ACTIONS = (r: { method: string; url: string }) =>
   r.url === "/:app/:model/" ||
   r.url === "/:app/:model/:id/" ||
   r.url === "/:app/:model/export/" ||
+  r.url === "/:app/:model/:id/trace/" || // a read, like the detail page (the path's hops under view permission)
   // Creates, like add/ (issue 25): the created rows are re-checked against the add constraints; the
   // component and import routes are checked with constrained users in test/ui/bulk-import.test.ts.
   r.url === "/:app/:model/import/" ||
