@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { limitsFromEnv } from "./graphql/limits.ts";
-import { answerGraphql, graphqlPlugin } from "./graphql/plugin.ts";
+import { answerGraphql, graphqlPlugin, warmSchema } from "./graphql/plugin.ts";
 import { type AppDeps, buildApp, LoginLimiter, VERSION } from "./http/app.ts";
 import { makeKit } from "./http/kit.ts";
 import { uiPlugin } from "./ui/plugin.ts";
@@ -26,6 +26,8 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
   const kit = makeKit(deps.store, deps.reg, deps.config, settings);
   const limits = limitsFromEnv(process.env);
   await app.register(graphqlPlugin, { reg: deps.reg, limits, ctxFor: kit.ctxFor });
+  // The GraphQL schema is built before the server listens, not by the first query (issue 23).
+  app.addHook("onReady", () => warmSchema(kit.systemCtx(), deps.reg));
   await app.register(uiPlugin, {
     store: deps.store,
     reg: deps.reg,

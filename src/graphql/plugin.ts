@@ -66,6 +66,15 @@ async function schemaFor(ctx: Ctx, reg: Registry): Promise<GraphQLSchema> {
   return cachedSchema.schema;
 }
 
+/**
+ * Build the schema for the current custom fields now (at start-up: `server.ts` calls it before the server
+ * listens), so that no request pays for it: building it holds the event loop for a few hundred ms (issue 23).
+ * A later change of custom fields rebuilds it once, on the next query.
+ */
+export async function warmSchema(ctx: Ctx, reg: Registry): Promise<void> {
+  await schemaFor(ctx, reg);
+}
+
 /** The answer to one GraphQL request: HTTP status, JSON body and the SQL statements it ran. */
 export interface GraphqlAnswer {
   status: number;

@@ -71,6 +71,8 @@ export interface HttpKit {
   ctxFor(req: FastifyRequest): Ctx;
   /** The registry as the request's API version shapes the models (`registryAt`). */
   regFor(req: FastifyRequest): Registry;
+  /** A service context outside any request (no user, no permission restriction): start-up work. */
+  systemCtx(): Ctx;
   /**
    * The object `id` of `model` as this user may read it with `p`'s filters (404 otherwise), and the context
    * to render it with. When the request's tokens were deferred (`req.tokensDeferred`, an object's detail on
@@ -171,6 +173,7 @@ export function makeKit(store: Store, reg: Registry, config: Config, settings: S
     baseUrl,
     ctxFor,
     regFor,
+    systemCtx: () => makeCtx({ store, reg, settings }),
     async rowFor(req, model, id, p) {
       if (req.tokensDeferred) {
         req.tokensDeferred = false;

@@ -83,7 +83,7 @@ function timedGet(url: string, signal: AbortSignal): Promise<number> {
 }
 
 /** Start polling `${baseUrl}/health`: first the baseline, then every ~100 ms until `stop()`. */
-export async function startHealthGuard(baseUrl: string): Promise<HealthGuard> {
+export async function startHealthGuard(baseUrl: string, floorMs = HEALTH_FLOOR_MS): Promise<HealthGuard> {
   const url = `${baseUrl}/health`;
   const started = performance.now();
   const abort = new AbortController();
@@ -94,7 +94,7 @@ export async function startHealthGuard(baseUrl: string): Promise<HealthGuard> {
   const report: HealthReport = {
     polls: 0,
     worstMs: 0,
-    thresholdMs: Math.max(HEALTH_FLOOR_MS, HEALTH_FACTOR * baselineMs),
+    thresholdMs: Math.max(floorMs, HEALTH_FACTOR * baselineMs),
     baselineMs,
     slow: [],
     waits: [],
