@@ -100,7 +100,21 @@ export function changePaths(): Record<string, unknown> {
         responses: {
           200: {
             description: "Server-sent events.",
-            content: { "text/event-stream": { schema: { type: "string" } } },
+            // One schema per event (as schemathesis and OpenAPI 3.2's itemSchema read SSE): `id` is the seq,
+            // `event` is `change`, `data` the feed entry as JSON.
+            content: {
+              "text/event-stream": {
+                schema: {
+                  type: "object",
+                  properties: {
+                    id: { type: "string" },
+                    event: { type: "string" },
+                    data: { type: "string" },
+                    retry: { type: "integer" },
+                  },
+                },
+              },
+            },
           },
           410: GONE,
           503: { description: "Too many streams in this process (see `Retry-After`)." },
