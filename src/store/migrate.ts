@@ -5,7 +5,7 @@
  * changes need no hand-written migration). Seeds are idempotent: content types and Nautobot's default
  * statuses with the content types each applies to (nautobot-models.md §2.1). Processes starting at once
  * migrate one after the other, so only the first changes anything: on PostgreSQL the run holds an advisory
- * lock on one pinned connection; on SQLite it is one write transaction (`BEGIN IMMEDIATE`), waiting up to
+ * lock of its schema on one pinned connection; on SQLite it is one write transaction (`BEGIN IMMEDIATE`), waiting up to
  * 120 s for another process's.
  */
 
@@ -23,6 +23,9 @@ import {
 import { createIndexSql, createTableSql, schemaFor } from "./ddl.ts";
 import { DEFAULT_STATUSES } from "./default-statuses.ts";
 import { lockWait, setLockWait } from "./sqlite-driver.ts";
+
+/** First half of the migration's advisory lock key (the second: the schema's name hashed). */
+const MIGRATION_LOCK = 727274;
 
 /** Named sequences (the webhook outbox's commit order; the change sequence, issue 26). */
 export const SEQUENCES = ["inventory_outbox_seq", "inventory_change_seq"] as const;
@@ -43,15 +46,33 @@ export interface MigrationSummary {
   columnsAdded: number;
 }
 
-/** Migrate the store to the registry's schema and seed built-in rows; says what it created. */
+/**
+ * Migrate the store to the registry's schema and seed built-in rows; says what it created.
+ *
+ * On PostgreSQL the migrating session has no statement budget (`SET statement_timeout = 0`, reset to the
+ * connection's INVENTORY_STATEMENT_TIMEOUT afterwards): a schema change is one-off and may wait for other
+ * sessions, another process migrating or a request holding a table, longer than a request may take (issue
+ * 24: a `migrate` waiting for another test server's lock was cancelled at 30 s on a busy machine). The
+ * advisory lock is per schema (`current_schema()`), so databases in different schemas of one PostgreSQL
+ * database, which share no table, never wait for each other's migration.
+ */
 export async function migrate(store: Store, reg: Registry): Promise<MigrationSummary> {
   if (store.dialect.engine === "postgres")
     return store.db.connection().execute(async (conn) => {
-      await sql`SELECT pg_advisory_lock(727274)`.execute(conn);
+      await sql`SET statement_timeout = 0`.execute(conn);
       try {
-        return await migrateWith({ ...store, db: conn as Kysely<any> }, reg);
+        await sql`SELECT pg_advisory_lock(${MIGRATION_LOCK}, hashtext(coalesce(current_schema(), '')))`.execute(
+          conn,
+        );
+        try {
+          return await migrateWith({ ...store, db: conn as Kysely<any> }, reg);
+        } finally {
+          await sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK}, hashtext(coalesce(current_schema(), '')))`.execute(
+            conn,
+          );
+        }
       } finally {
-        await sql`SELECT pg_advisory_unlock(727274)`.execute(conn);
+        await sql`RESET statement_timeout`.execute(conn);
       }
     });
   const before = lockWait();
