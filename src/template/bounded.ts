@@ -11,6 +11,11 @@
  * responses (`renderMany`) never wait for each other's processes, so readers cannot starve webhook
  * delivery. `renderMany` sends a page's objects in batches (many renders per message) and stops at the
  * request's deadline and output budget; what it did not render is left for the caller's fallback.
+ *
+ * Starting a renderer process is not rendering (issue 24): a new process is used once it reported that it
+ * is ready, and only then do the budgets' clocks run, so a machine slow to start a process does not turn
+ * the first webhook or computed field into a timeout. A process not ready within RENDERER_START_MS is a
+ * hang: it is killed and the render fails.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { setPriority } from "node:os";
@@ -38,12 +43,16 @@ export function renderBudgetFromEnv(env: NodeJS.ProcessEnv = process.env): Rende
 }
 
 const CHILD = fileURLToPath(new URL("./render-child.ts", import.meta.url));
+/** How long a new renderer process may take to report that it is ready before it counts as hung (ms). */
+const RENDERER_START_MS = 120_000;
 
 /** Which pool a render uses: webhook deliveries, or computed fields of API and UI responses. */
 type LaneName = "webhook" | "reader";
 /** A reply of the renderer (render-child.ts): one render's output or error, or the end of a batch. */
 interface Reply {
   id: number;
+  /** The process has loaded the renderer and waits for work (its first message). */
+  ready?: boolean;
   i?: number;
   out?: string;
   error?: string;
@@ -63,6 +72,8 @@ interface Renderer {
   heapMb: number;
   lane: Lane;
   task: Task | undefined;
+  /** Resolves true once the process reported that it is ready; false when it exited or hung first. */
+  ready: Promise<boolean>;
 }
 interface Lane {
   /** Renderer processes kept at most (each serves one task at a time). */
@@ -92,11 +103,22 @@ function spawnRenderer(lane: Lane, heapMb: number): Renderer {
   } catch {
     // Best effort: a platform without priorities renders at the normal one.
   }
-  const r: Renderer = { proc, heapMb, lane, task: undefined };
+  let started: (ok: boolean) => void = () => {};
+  const ready = new Promise<boolean>((resolve) => {
+    const hung = setTimeout(() => proc.kill("SIGKILL"), RENDERER_START_MS);
+    hung.unref();
+    started = (ok) => {
+      clearTimeout(hung);
+      resolve(ok);
+    };
+  });
+  const r: Renderer = { proc, heapMb, lane, task: undefined, ready };
   proc.on("message", (m: Reply) => {
-    if (r.task?.id === m.id) r.task.onMessage(m);
+    if (m.ready) started(true);
+    else if (r.task?.id === m.id) r.task.onMessage(m);
   });
   proc.on("exit", () => {
+    started(false);
     lane.live--;
     const at = lane.idle.indexOf(r);
     if (at >= 0) lane.idle.splice(at, 1);
@@ -123,19 +145,31 @@ function kill(r: Renderer): void {
   r.proc.kill("SIGKILL");
 }
 
-/** A renderer of `lane`, waiting for one while all are busy; undefined when `until` (epoch ms) passes first. */
+/**
+ * A ready renderer of `lane`, waiting for one while all are busy; undefined when `until` (epoch ms) passes
+ * first, or when a new process exited or hung before it was ready. `onStart` is told how long (ms) starting
+ * a new process took, time that belongs to no render's budget.
+ */
 async function acquire(
   name: LaneName,
   heapMb: number,
   until = Number.POSITIVE_INFINITY,
+  onStart: (ms: number) => void = () => {},
 ): Promise<Renderer | undefined> {
   const lane = LANES[name];
   for (;;) {
     const r = lane.idle.pop();
     if (r && r.heapMb === heapMb && r.proc.connected) return r;
     if (r) r.proc.kill("SIGKILL");
-    else if (lane.live < lane.max) return spawnRenderer(lane, heapMb);
-    else {
+    else if (lane.live < lane.max) {
+      const fresh = spawnRenderer(lane, heapMb);
+      const t0 = Date.now();
+      const ok = await fresh.ready;
+      onStart(Date.now() - t0);
+      if (ok) return fresh;
+      if (fresh.proc.exitCode === null && fresh.proc.signalCode === null) fresh.proc.kill("SIGKILL");
+      return undefined;
+    } else {
       const left = until - Date.now();
       if (left <= 0) return undefined;
       await new Promise<void>((resolve) => {
@@ -166,7 +200,8 @@ export async function renderBounded(
   context: Record<string, unknown>,
   budget: RenderBudget,
 ): Promise<string> {
-  const r = (await acquire("webhook", budget.heapMb)) as Renderer;
+  const r = await acquire("webhook", budget.heapMb);
+  if (!r) throw new TemplateError("the template renderer process did not start");
   const id = nextId++;
   return new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -215,7 +250,8 @@ const BATCH = 100;
 
 /**
  * Render each of `templates` over each of `contexts` in the reader lane, batch by batch, within `budget`
- * per render and `request` for all of them.
+ * per render and `request` for all of them. Time spent starting a renderer process is added to
+ * `request.deadline` (it is the request's, shared by its calls): starting is not rendering.
  * @returns one entry per (context, template), context-major (`[c * templates.length + t]`): the output, or
  *   undefined when that render failed (syntax or render error, over its own deadline or output budget, out
  *   of heap) or was not done because the request's deadline or output budget ran out first. Never throws.
@@ -234,7 +270,9 @@ export async function renderMany(
     let from = 0;
     while (from < slice.length * per) {
       if (Date.now() >= request.deadline || spent.bytes >= request.maxBytes) return out;
-      const r = await acquire("reader", budget.heapMb, request.deadline);
+      const r = await acquire("reader", budget.heapMb, request.deadline, (ms) => {
+        request.deadline += ms;
+      });
       if (!r) return out;
       const ran = await runBatch(r, templates, slice, from, budget, request, spent.bytes, (i, text) => {
         out[start * per + i] = text;

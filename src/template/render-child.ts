@@ -8,6 +8,9 @@
  * from `from`, each answered `{id, i, out}` or `{id, i, error}` as soon as it is done; then `{id, done,
  * next}`, with `stopped: true` when it stopped before the end because `deadline` (epoch ms) passed or the
  * outputs would exceed `budgetBytes` in total.
+ *
+ * Its first message, once the renderer is loaded, is `{ready: true}`: the parent starts a render's clock
+ * only then (bounded.ts, issue 24: starting a process on a busy machine is not rendering).
  */
 import { renderTemplate } from "./jinja.ts";
 
@@ -68,3 +71,4 @@ process.on("message", (msg: One | Batch) => {
   if ("templates" in msg) return runBatch(msg);
   process.send?.({ id: msg.id, ...render(msg.source, msg.context, msg.maxBytes) });
 });
+process.send?.({ ready: true });
