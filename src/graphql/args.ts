@@ -14,6 +14,8 @@ import {
 } from "graphql";
 import { filterSetFor } from "../query/filters.ts";
 import type { Model, Registry } from "../registry/index.ts";
+import { boundedFilters } from "../service/read.ts";
+import { asGraphError } from "./common.ts";
 import { BigIntegerScalar } from "./scalars.ts";
 
 const NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
@@ -90,7 +92,11 @@ export function listArgs(
   return out;
 }
 
-/** GraphQL argument values as REST filter parameters (lists of strings), without `limit`/`offset`. */
+/**
+ * GraphQL argument values as REST filter parameters (lists of strings), without `limit`/`offset`: client
+ * input, so within the size bounds of client filters (service/read.ts `boundedFilters`, issue 23).
+ * @throws GraphQLError naming the parameter, worded as a filter error (`asGraphError`)
+ */
 export function filterParams(
   names: ReadonlyMap<string, string>,
   given: Record<string, unknown>,
@@ -105,7 +111,11 @@ export function filterParams(
       list.filter((x) => x !== null && x !== undefined).map((x) => String(x)),
     );
   }
-  return out;
+  try {
+    return boundedFilters(out, new Set());
+  } catch (e) {
+    return asGraphError(e);
+  }
 }
 
 /** A stable key of a set of arguments (one loader per distinct argument set). */

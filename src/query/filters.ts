@@ -17,7 +17,6 @@ import { joinTable } from "../store/ddl.ts";
 import type { Dialect } from "../store/dialect.ts";
 import { regexProblem } from "../store/regex.ts";
 import { CUSTOM_FILTERS } from "./custom-filters.ts";
-import { filterSizeErrors } from "./filter-input.ts";
 import { LOOKUPS, type LookupKind, lookupKindOf } from "./lookups.ts";
 
 /** A boolean SQL expression. */
@@ -918,8 +917,8 @@ function addReverseFilters(reg: Registry, model: Model, fs: Map<string, Filter>)
 
 /**
  * Compile request parameters into one condition. Custom-field filters (`cf_<name>`) are accepted for any
- * model with custom fields. Parameters beyond the size bounds of `filterSizeErrors` (one value, all of
- * them) are errors before anything is compiled or read (issue 23).
+ * model with custom fields. The size bounds of client input (`filterSizeErrors`, issue 23) are the
+ * callers' to apply where that input enters; the compiler takes what its callers give.
  * @returns the condition (undefined when no filter applies) and field errors.
  */
 export async function compileFilters(
@@ -927,8 +926,7 @@ export async function compileFilters(
   params: ReadonlyMap<string, string[]>,
   ignore: ReadonlySet<string> = RESERVED_PARAMS,
 ): Promise<{ cond: Cond | undefined; errors: Record<string, string[]> }> {
-  const errors = filterSizeErrors(params, ignore);
-  if (Object.keys(errors).length) return { cond: undefined, errors };
+  const errors: Record<string, string[]> = {};
   const error = (p: string, m: string) => {
     errors[p] = [...(errors[p] ?? []), m];
   };

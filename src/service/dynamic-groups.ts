@@ -6,7 +6,7 @@
  * SQL condition, so members are listed and counted like any filtered list.
  */
 import { sql } from "kysely";
-import { type FilterErrors, filterObjectParams } from "../query/filter-input.ts";
+import { type FilterErrors, filterObjectParams, filterSizeErrors } from "../query/filter-input.ts";
 import { type Cond, compileFilters } from "../query/filters.ts";
 import type { Model } from "../registry/index.ts";
 import type { Ctx } from "./context.ts";
@@ -29,6 +29,9 @@ async function compileGroupFilter(
 ): Promise<{ cond: Cond | undefined; errors: FilterErrors }> {
   const { params, errors: shape } = filterObjectParams(filter);
   if (shape.filter) return { cond: undefined, errors: shape };
+  // Client input, stored: the bounds of client filters at each save and each member read (issue 23).
+  const size = filterSizeErrors(params, new Set());
+  if (Object.keys(size).length) return { cond: undefined, errors: { ...shape, ...size } };
   const { cond, errors } = await compileFilters(
     { db: ctx.db, dialect: ctx.store.dialect, reg: ctx.reg, model },
     params,

@@ -8,6 +8,7 @@
  * parameters ending in `_id`). Superusers bypass everything.
  */
 import { sql } from "kysely";
+import { filterSizeErrors } from "../query/filter-input.ts";
 import { anyOf, type Cond, compileFilters } from "../query/filters.ts";
 import type { Model } from "../registry/index.ts";
 import { joinTable } from "../store/ddl.ts";
@@ -27,6 +28,11 @@ export interface Grants {
   rules: Map<string, ConstraintSet[] | "all">;
 }
 
+/**
+ * A permission's stored `constraints` as constraint sets, `"$user"` replaced by the user. A set beyond the
+ * size bounds of client filters (query/filter-input.ts; checked when the permission is saved, so only a
+ * row stored before that check) is dropped: it matches nothing, as a constraint that does not compile.
+ */
 function toSets(constraints: unknown, actor: Actor): ConstraintSet[] | "all" {
   if (constraints === null || constraints === undefined) return "all";
   const list = Array.isArray(constraints) ? constraints : [constraints];
@@ -43,7 +49,7 @@ function toSets(constraints: unknown, actor: Actor): ConstraintSet[] | "all" {
       );
       set.set(k, vals);
     }
-    sets.push(set);
+    if (!Object.keys(filterSizeErrors(set, new Set())).length) sets.push(set);
   }
   return sets;
 }

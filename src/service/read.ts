@@ -6,6 +6,7 @@
  * skipped when the first page is shorter than the limit.
  */
 import { type SelectQueryBuilder, sql } from "kysely";
+import { filterSizeErrors } from "../query/filter-input.ts";
 import { type Cond, compileFilters, RESERVED_PARAMS } from "../query/filters.ts";
 import { type Model, VERSION_COLUMN } from "../registry/index.ts";
 import { orderPlan } from "../store/ordering.ts";
@@ -31,6 +32,22 @@ export interface ListParams {
   ordering?: readonly string[];
   /** Never run the count query (GraphQL lists carry no count). */
   skipCount?: boolean;
+}
+
+/**
+ * `params`, client filter parameters (a REST query string, a web-interface list, export or lookup query),
+ * checked against the size bounds of client filter input (query/filter-input.ts `filterSizeErrors`: 1,000
+ * characters per value, 16,384 in all; issue 23) where they enter; `ignore`d names (paging, format) are
+ * not counted. The service's own lookups (ids of a bulk request, related objects) are not bounded.
+ * @returns `params`. @throws ValidationError naming each parameter beyond a bound
+ */
+export function boundedFilters<P extends ReadonlyMap<string, readonly string[]>>(
+  params: P,
+  ignore: ReadonlySet<string> = RESERVED_PARAMS,
+): P {
+  const errors = filterSizeErrors(params, ignore);
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+  return params;
 }
 
 async function filtered(ctx: Ctx, model: Model, p: ListParams): Promise<SelectQueryBuilder<any, any, any>> {
@@ -109,9 +126,10 @@ export async function listVersions(
 }
 
 /**
- * Rows of `model` whose `column` is one of `values`, honouring `p`'s filters and the user's view
- * restriction, in the model's order: the set-wise load behind GraphQL's nested fields (one query per 2000
- * values, never one per parent). `column` is a stored column (`id`, `device_id`).
+ * Rows of `model` whose `column` is one of `values`, honouring `p`'s filters, owner column and the user's
+ * restriction of `p.action` (default `view`), in the model's order: the set-wise load behind GraphQL's
+ * nested fields and a bulk request's ids (one query per 2000 values, never one per parent; the store's
+ * by-id read `rowsWhereIn` when nothing restricts the rows). `column` is a stored column (`id`, `device_id`).
  */
 export async function listRowsWhereIn(
   ctx: Ctx,
@@ -124,7 +142,10 @@ export async function listRowsWhereIn(
   if (!uniq.length) return [];
   const plain =
     !ctx.grants &&
-    (!p || (!p.extra && ![...p.params.keys()].some((k) => !(p.ignore ?? RESERVED_PARAMS).has(k))));
+    (!p ||
+      (!p.extra &&
+        !p.ownerColumn &&
+        ![...p.params.keys()].some((k) => !(p.ignore ?? RESERVED_PARAMS).has(k))));
   if (plain && column === "id") return rowsWhereIn(ctx, model, column, uniq);
   const base = inOrder(
     ctx,

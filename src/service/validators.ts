@@ -2,6 +2,7 @@
  * Service-level validation rules a model declaration names with `serviceValidate` (they need the filter
  * compiler or other service machinery, which the registry layer cannot import).
  */
+import { filterSizeErrors } from "../query/filter-input.ts";
 import { compileFilters, filterSetFor } from "../query/filters.ts";
 import type { Model } from "../registry/index.ts";
 import type { Ctx } from "./context.ts";
@@ -43,11 +44,15 @@ async function objectPermission(ctx: Ctx, _model: Model, rec: Row, errors: Error
         }
         params.set(k, values);
       }
-      const { errors: bad } = await compileFilters(
-        { db: ctx.db, dialect: ctx.store.dialect, reg: ctx.reg, model: m },
-        params,
-        new Set(),
-      );
+      // Client input: the size bounds of client filters first (issue 23), then the filter compiler.
+      const size = filterSizeErrors(params, new Set());
+      const { errors: bad } = Object.keys(size).length
+        ? { errors: size }
+        : await compileFilters(
+            { db: ctx.db, dialect: ctx.store.dialect, reg: ctx.reg, model: m },
+            params,
+            new Set(),
+          );
       for (const [p, msgs] of Object.entries(bad))
         for (const msg of msgs) errors.add("constraints", `Invalid constraint for ${ct}: ${p}: ${msg}`);
     }

@@ -19,7 +19,7 @@ import {
   traceSegments,
 } from "../../service/cable-paths.ts";
 import { AppError, NotFoundError } from "../../service/errors.ts";
-import { getRow, listRows } from "../../service/read.ts";
+import { boundedFilters, getRow, listRows } from "../../service/read.ts";
 import { nestedFor, represent } from "../../service/represent.ts";
 import { type HttpKit, intParam, queryParams } from "../kit.ts";
 
@@ -88,6 +88,7 @@ export async function cablePathRoutes(app: FastifyInstance, { kit }: { kit: Http
       if (!readOnly(req, reply, c.path.replace("-", " "))) return reply;
       const ctx = kit.ctxFor(req);
       const all = queryParams(req.url, req);
+      boundedFilters(new Map([...all].filter(([k]) => c.filters.includes(k))));
       const given = (k: string) => (c.filters.includes(k) ? (all.get(k) ?? []).filter((x) => x !== "") : []);
       const limit = kit.pageLimit(req);
       const offsetRaw = intParam(all.get("offset")?.[0]);
@@ -151,6 +152,7 @@ export async function cablePathRoutes(app: FastifyInstance, { kit }: { kit: Http
   app.all("/api/dcim/connected-device/", async (req, reply) => {
     if (!readOnly(req, reply, "Connected Device Locator")) return reply;
     const q = queryParams(req.url, req);
+    boundedFilters(new Map([...q].filter(([k]) => k === "peer_device" || k === "peer_interface")));
     const peerDevice = q.get("peer_device")?.[0];
     const peerInterface = q.get("peer_interface")?.[0];
     if (!peerDevice || !peerInterface)

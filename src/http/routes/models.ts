@@ -5,14 +5,20 @@
  * API version 1.2 (nautobot-api-core.md).
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { MAX_FILTER_CHARS } from "../../query/filter-input.ts";
 import { normalizeUuid, RESERVED_PARAMS } from "../../query/filters.ts";
 import type { Model } from "../../registry/index.ts";
 import type { Ctx } from "../../service/context.ts";
 import { AppError, NotFoundError, ValidationError } from "../../service/errors.ts";
 import { checkIfMatch, checkItemVersions, itemVersions, VERSION_KEY } from "../../service/object-versions.ts";
 import { mayDo, restriction } from "../../service/permissions.ts";
-import { getRow, listRows, listVersions, plainLookup } from "../../service/read.ts";
+import {
+  boundedFilters,
+  getRow,
+  listRows,
+  listRowsWhereIn,
+  listVersions,
+  plainLookup,
+} from "../../service/read.ts";
 import { detailUrl, represent } from "../../service/represent.ts";
 import {
   createMany,
@@ -38,10 +44,9 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
   };
 
   const listParams = (req: FastifyRequest, model: Model) => {
-    const params = queryParams(req.url, req);
     const ignore = new Set(RESERVED_PARAMS);
     if (model.configContext) ignore.add("exclude");
-    return { params, ignore };
+    return { params: boundedFilters(queryParams(req.url, req), ignore), ignore };
   };
 
   const ownerOf = (req: FastifyRequest, model: Model): [string, string] | undefined =>
@@ -173,20 +178,21 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
       };
       /** The listed objects this user may act on; any other id is a 400 naming it. */
       const select = async (t: Ctx): Promise<Set<string>> => {
-        // In slices that no statement's bind variables and no filter-size bound (filter-input.ts) exceed.
-        const found = new Set<string>();
-        const ids = items.map((i) => i.id);
-        for (let at = 0; at < ids.length; at += ID_SLICE) {
-          const { rows } = await listRows(t, model, {
-            params: new Map([["id", ids.slice(at, at + ID_SLICE)]]),
+        // An id lookup, not a client filter: the by-id read (in slices within the bind-variable limits).
+        const rows = await listRowsWhereIn(
+          t,
+          model,
+          "id",
+          items.map((i) => i.id),
+          {
+            params: new Map(),
             limit: undefined,
             offset: 0,
             action: method === "DELETE" ? "delete" : "change",
             ...(owner ? { ownerColumn: owner } : {}),
-          });
-          for (const r of rows) found.add(r.id as string);
-        }
-        return allFound(found);
+          },
+        );
+        return allFound(new Set(rows.map((r) => r.id as string)));
       };
       // Versions the items name (`_version`, issue 26), checked on the locked rows before anything changes.
       const expected = itemVersions(items);
@@ -286,13 +292,6 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
     throw new AppError(405, `Method "${method}" not allowed.`);
   });
 }
-
-/**
- * Ids per filtered read of a bulk selection: as many as fit MAX_FILTER_CHARS (36 characters and a
- * separator each, plus the parameter name), at most 500 so no statement exceeds the engines'
- * bind-variable limits.
- */
-const ID_SLICE = Math.min(500, Math.floor((MAX_FILTER_CHARS - "id".length - 1) / 37));
 
 /** Refuse a bulk body of more than `max` items (issue 12), before any work is done. */
 export function checkBulkSize(items: unknown[], max: number): void {

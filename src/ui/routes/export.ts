@@ -22,6 +22,7 @@ import {
   renderExportTemplate,
 } from "../../service/export.ts";
 import { mayDo } from "../../service/permissions.ts";
+import { boundedFilters } from "../../service/read.ts";
 import { listQuery } from "../list-query.ts";
 import { browsable } from "../menu.ts";
 import type { UiKit } from "../plugin.ts";
@@ -50,7 +51,8 @@ export async function exportRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
     const { filters, sort } = listQuery(req, model);
     const templateParam = filters.get("template")?.[0];
     filters.delete("template");
-    const pages = await exportPages(ctx, model, filters, sort ? [sort] : undefined).catch((e: unknown) => {
+    const pages = await (async () =>
+      exportPages(ctx, model, boundedFilters(filters), sort ? [sort] : undefined))().catch((e: unknown) => {
       if (e instanceof ValidationError) throw new AppError(400, validationText(e));
       throw e;
     });

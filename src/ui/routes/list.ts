@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Model } from "../../registry/index.ts";
 import { NotFoundError, PermissionDenied, ValidationError } from "../../service/errors.ts";
 import { mayDo } from "../../service/permissions.ts";
-import { listRows } from "../../service/read.ts";
+import { boundedFilters, listRows } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
 import { defaultColumns, objectTitle, withContentTypeLabels } from "../columns.ts";
 import { type FilterControl, filterControls } from "../filters.ts";
@@ -79,7 +79,7 @@ export async function listRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
     let result = { count: 0, rows: [] as Obj[] };
     try {
       result = await listRows(ctx, model, {
-        params: filters,
+        params: boundedFilters(filters),
         limit,
         offset,
         ...(sort ? { ordering: [sort] } : {}),
