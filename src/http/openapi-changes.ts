@@ -1,7 +1,7 @@
 /**
  * OpenAPI paths of the change feed, its stream and webhook replay (issue 26; http/routes/changes.ts).
  */
-import { errors, json, type Schema, UUID } from "./openapi-parts.ts";
+import { errorResponse, errors, json, type Schema, UUID } from "./openapi-parts.ts";
 
 const FEED_ENTRY: Schema = {
   type: "object",
@@ -38,21 +38,10 @@ const FILTERS = [
   { name: "request_id", in: "query", required: false, schema: { type: "string" } },
 ];
 
-const GONE = {
-  description: "The position was purged by retention: resynchronise, then follow from `oldest_seq - 1`.",
-  content: {
-    "application/json": {
-      schema: {
-        type: "object",
-        properties: {
-          detail: { type: "string" },
-          oldest_seq: { type: "integer", nullable: true },
-          purged_through: { type: "integer" },
-        },
-      },
-    },
-  },
-};
+const GONE = errorResponse(
+  "The position was purged by retention: resynchronise, then follow from `oldest_seq - 1`.",
+  { oldest_seq: { type: "integer", nullable: true }, purged_through: { type: "integer" } },
+);
 
 /** Paths of the change feed, keyed as in `paths` (relative to `/api`). */
 export function changePaths(): Record<string, unknown> {

@@ -6,7 +6,7 @@
  */
 import type { Registry } from "../registry/index.ts";
 import { VERSION_KEY } from "../service/object-versions.ts";
-import type { Schema } from "./openapi-parts.ts";
+import { errorResponse, type Schema } from "./openapi-parts.ts";
 
 const ETAG_HEADER = {
   ETag: {
@@ -38,37 +38,27 @@ const NOT_MODIFIED = {
   headers: ETAG_HEADER,
 };
 
-const PRECONDITION_FAILED = {
-  description:
-    "Precondition Failed: the object, or a bulk item naming `_version`, changed since; nothing was changed.",
-  content: {
-    "application/json": {
-      schema: {
+const PRECONDITION_FAILED = errorResponse(
+  "Precondition Failed: the object, or a bulk item naming `_version`, changed since; nothing was changed.",
+  {
+    etag: { type: "string", description: "The object's current ETag (one object)." },
+    stale: {
+      type: "array",
+      description:
+        "Bulk: every stale item (its index in the body, id, the version it named, the current one).",
+      items: {
         type: "object",
         properties: {
-          detail: { type: "string" },
-          etag: { type: "string", description: "The object's current ETag (one object)." },
-          stale: {
-            type: "array",
-            description:
-              "Bulk: every stale item (its index in the body, id, the version it named, the current one).",
-            items: {
-              type: "object",
-              properties: {
-                index: { type: "integer" },
-                id: { type: "string", format: "uuid" },
-                [VERSION_KEY]: { type: "integer" },
-                current: { type: "integer" },
-                etag: { type: "string" },
-              },
-            },
-          },
+          index: { type: "integer" },
+          id: { type: "string", format: "uuid" },
+          [VERSION_KEY]: { type: "integer" },
+          current: { type: "integer" },
+          etag: { type: "string" },
         },
-        required: ["detail"],
       },
     },
   },
-};
+);
 
 type Op = Record<string, any>;
 

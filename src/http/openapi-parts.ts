@@ -1,4 +1,4 @@
-/** Building blocks shared by the OpenAPI document (openapi.ts) and its action paths (openapi-actions.ts). */
+/** Building blocks shared by the OpenAPI document (openapi.ts), its action paths (openapi-actions.ts) and extensions (openapi-changes.ts, openapi-conditional.ts). */
 
 /** A JSON Schema / OpenAPI object. */
 export type Schema = Record<string, unknown>;
@@ -22,3 +22,14 @@ export const json = (schema: Schema, description = "") => ({
   description,
   content: { "application/json": { schema } },
 });
+
+/**
+ * A JSON error response of its own shape: an object with `detail` (DRF's error key, always present) and
+ * `properties` (the change feed's 410 with the retained positions, a conditional write's 412 with the
+ * current ETag or the stale bulk items).
+ */
+export const errorResponse = (description: string, properties: Record<string, Schema>) =>
+  json(
+    { type: "object", properties: { detail: { type: "string" }, ...properties }, required: ["detail"] },
+    description,
+  );

@@ -133,4 +133,31 @@ describe("OpenAPI document against real responses", () => {
     }
     assert.deepEqual(failures, []);
   });
+
+  it("the change feed's 410 and a conditional write's 412 are JSON error objects with `detail`", async () => {
+    for (const [path, method, status] of [
+      ["/extras/object-changes/feed/", "get", 410],
+      ["/dcim/sites/{id}/", "patch", 412],
+      ["/dcim/sites/", "patch", 412],
+    ] as const) {
+      const schema = responseSchema(path, method, status);
+      assert.equal(schema?.type, "object", `${method} ${path} ${status}`);
+      assert.deepEqual(schema.properties.detail, { type: "string" }, `${method} ${path} ${status}`);
+      assert.deepEqual(schema.required, ["detail"], `${method} ${path} ${status}`);
+    }
+    failures.length = 0;
+    const stale = await s.api(`/api/dcim/sites/${w.site}/`, {
+      method: "PATCH",
+      body: { description: "x" },
+      headers: { "If-Match": '"0000:1"' },
+    });
+    assert.equal(stale.status, 412, JSON.stringify(stale.body));
+    check("PATCH 412", responseSchema("/dcim/sites/{id}/", "patch", 412), stale.body);
+    check("GET feed 410", responseSchema("/extras/object-changes/feed/", "get", 410), {
+      detail: "Position 1 was purged.",
+      oldest_seq: 5,
+      purged_through: 4,
+    });
+    assert.deepEqual(failures, []);
+  });
 });
