@@ -369,6 +369,17 @@ describe("web interface lists, navigation, feedback and export (issue 25)", () =
     const css = await (await fetch(`${s.url}/static/ui.css`)).text();
     assert.match(css, /@media \(prefers-color-scheme: dark\)/);
     assert.match(css, /:root\[data-theme="dark"\]/);
+    // The dark palette is written once: the chosen theme and the system preference assign the same
+    // variables and no colour of their own, in one rule each.
+    const chosen = css.match(/:root\[data-theme="dark"\] \{([^}]*)\}/)?.[1] ?? "";
+    const preferred =
+      css.match(
+        /@media \(prefers-color-scheme: dark\) \{\s*:root:not\(\[data-theme="light"\]\) \{([^}]*)\}\s*\}/,
+      )?.[1] ?? "";
+    assert.match(chosen, /--fg: var\(--dark-fg\)/);
+    assert.equal(preferred.replace(/\s+/g, " "), chosen.replace(/\s+/g, " "));
+    assert.doesNotMatch(chosen, /#[0-9a-f]{3,8}\b|rgb\(/i);
+    assert.equal(css.match(/data-theme="dark"\]/g)?.length, 1);
     const page = await admin.get("/dcim/sites/");
     assert.doesNotMatch(page.html, /<html lang="en" data-theme/);
     // A browser of its own (keeping every cookie): log in, choose dark, later pages say so.
