@@ -35,6 +35,11 @@ interface FieldBase {
   nullable?: boolean;
   /** Whole-table uniqueness (DRF message "<model> with this <field> already exists."). */
   unique?: boolean;
+  /**
+   * The message of a `unique` violation when the model's own `clean()` checks it instead of DRF (Nautobot
+   * 1.6 `ConfigContext.clean`: "A ConfigContext with this name already exists.", under the field's name).
+   */
+  uniqueMessage?: string;
   /** Not rendered in the full representation (still stored, filterable). */
   hidden?: boolean;
   /** Do not generate the automatic exact filter for this field. */

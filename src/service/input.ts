@@ -5,8 +5,9 @@
 import { randomBytes } from "node:crypto";
 import { hostText, IpParseError, networkText, parseCidr } from "../net/ip.ts";
 import { normalizeUuid } from "../query/filters.ts";
+import { customValueError } from "../registry/custom-values.ts";
 import { type Model, versionBefore } from "../registry/index.ts";
-import { type FieldDef, type FkField, SIZE_LIMITS, sizeLimit } from "../registry/meta.ts";
+import { type FieldDef, type FkField, type GenericFkField, sizeLimit } from "../registry/meta.ts";
 import { joinTable } from "../store/ddl.ts";
 import { storedTime } from "../store/values.ts";
 import { type Ctx, modelAt } from "./context.ts";
@@ -452,48 +453,62 @@ function defaultOf(fd: FieldDef): unknown {
   }
 }
 
-/** Custom field value validation (Nautobot CustomField.validate). Returns the error text or undefined. */
-function validateCustomValue(
-  def: Awaited<ReturnType<typeof customFieldsFor>>[number],
-  v: unknown,
-): string | undefined {
-  if (v === null || v === undefined || v === "") return undefined;
-  const size = typeof v === "string" ? v.length : (JSON.stringify(v)?.length ?? 0);
-  if (size > SIZE_LIMITS.customFieldValue)
-    return `Ensure this value has no more than ${SIZE_LIMITS.customFieldValue} characters.`;
-  switch (def.type) {
-    case "text":
-    case "url":
-    case "markdown":
-      if (typeof v !== "string") return "Value must be a string";
-      if (def.validation_regex && !new RegExp(def.validation_regex).test(v))
-        return `Value must match regex '${def.validation_regex}'`;
+/**
+ * One side of a generic FK (`<name>_type` or `<name>_id`) of a write, as DRF's fields of Nautobot 1.6's
+ * serializers check it: absent from a create, "This field is required." when the FK is required, else null;
+ * absent from an update, the stored value; null, "This field may not be null." unless nullable; a type is an
+ * allowed content type (`ContentTypeField`), an id a UUID. `undefined` when refused (the error recorded).
+ */
+function gfkSide(
+  ctx: Ctx,
+  fd: GenericFkField,
+  key: string,
+  input: Record<string, unknown>,
+  record: Row,
+  before: Row | undefined,
+  partial: boolean,
+  errors: ErrorBag,
+): string | null | undefined {
+  if (!(key in input)) {
+    if (before) return (record[key] as string | null | undefined) ?? null;
+    if (fd.required && !partial) {
+      errors.add(key, "This field is required.");
       return undefined;
-    case "integer":
-      if (typeof v !== "number" || !Number.isInteger(v)) return "Value must be an integer.";
-      if (def.validation_minimum !== null && v < def.validation_minimum)
-        return `Value must be at least ${def.validation_minimum}`;
-      if (def.validation_maximum !== null && v > def.validation_maximum)
-        return `Value must not exceed ${def.validation_maximum}`;
-      return undefined;
-    case "boolean":
-      return typeof v === "boolean" ? undefined : "Value must be true or false.";
-    case "date":
-      return typeof v === "string" && DATE.test(v)
-        ? undefined
-        : "Date values must be in the format YYYY-MM-DD.";
-    case "select":
-      return def.choices.includes(v as string)
-        ? undefined
-        : `Invalid choice (${show(v)}). Available choices are: ${def.choices.join(", ")}`;
-    case "multi-select":
-      if (!Array.isArray(v)) return "Value must be a list.";
-      for (const x of v)
-        if (!def.choices.includes(x))
-          return `Invalid choice (${String(x)}). Available choices are: ${def.choices.join(", ")}`;
-      return undefined;
-    default:
-      return undefined;
+    }
+    return null;
+  }
+  const v = input[key];
+  if (v === null) {
+    if (fd.nullable) return null;
+    errors.add(key, "This field may not be null.");
+    return undefined;
+  }
+  if (key.endsWith("_type")) {
+    if (typeof v === "string" && ctx.reg.resolveAllowed(fd.allowed).includes(v)) return v;
+    errors.add(
+      key,
+      typeof v === "string" && v.split(".").length === 2
+        ? `Invalid content type: ${v}`
+        : "Invalid value. Specify a content type as '<app_label>.<model_name>'.",
+    );
+    return undefined;
+  }
+  const u = typeof v === "string" ? normalizeUuid(v) : undefined;
+  if (!u) errors.add(key, "Must be a valid UUID.");
+  return u;
+}
+
+/**
+ * A nullable generic FK is either unset (both sides null) or set (both sides given): Nautobot 1.6
+ * `IPAddress.clean`, whose first rule this is (after the custom-field values of `CustomFieldModel.clean`),
+ * so it is checked only once every field has parsed.
+ */
+function gfkPairErrors(model: Model, record: Row, errors: ErrorBag): void {
+  for (const [name, fd] of model.fieldList) {
+    if (fd.kind !== "gfk") continue;
+    const [tk, ik] = [`${name}_type`, `${name}_id`];
+    if ((record[tk] == null) !== (record[ik] == null))
+      errors.add("__all__", `${tk} and ${ik} must either both be null or both be non-null`);
   }
 }
 
@@ -573,9 +588,7 @@ export async function parseWrite(
     if (fd.kind === "gfk") {
       const tk = `${name}_type`;
       const ik = `${name}_id`;
-      const hasT = tk in input;
-      const hasI = ik in input;
-      if (!hasT && !hasI) {
+      if (!(tk in input) && !(ik in input)) {
         if (!before) {
           record[tk] = null;
           record[ik] = null;
@@ -587,47 +600,24 @@ export async function parseWrite(
         continue;
       }
       touched.add(name);
-      const t = hasT ? input[tk] : record[tk];
-      const i = hasI ? input[ik] : record[ik];
-      if (t === null && i === null) {
-        if (!fd.nullable) errors.add(tk, "This field may not be null.");
-        record[tk] = null;
-        record[ik] = null;
-        continue;
-      }
-      const allowed = ctx.reg.resolveAllowed(fd.allowed);
-      if (t !== null && (typeof t !== "string" || !allowed.includes(t))) {
-        errors.add(
-          tk,
-          typeof t === "string" && t.split(".").length === 2
-            ? `Invalid content type: ${t}`
-            : "Invalid value. Specify a content type as '<app_label>.<model_name>'.",
-        );
-        continue;
-      }
-      const u = typeof i === "string" ? normalizeUuid(i) : undefined;
-      if (i !== null && !u) {
-        errors.add(ik, "Must be a valid UUID.");
-        continue;
-      }
-      if ((t === null) !== (i === null)) {
-        errors.add("__all__", `${tk} and ${ik} must both be set or both be null.`);
-        continue;
-      }
-      if (!fd.unchecked) {
-        const target = ctx.reg.get(t as string);
+      const t = gfkSide(ctx, fd, tk, input, record, before, partial, errors);
+      const i = gfkSide(ctx, fd, ik, input, record, before, partial, errors);
+      if (t === undefined || i === undefined) continue;
+      // One side null and not the other: `gfkPairErrors`, once every field is parsed.
+      if (t !== null && i !== null && !fd.unchecked) {
+        const target = ctx.reg.get(t);
         const found = await ctx.db
           .selectFrom(target.table)
           .select("id")
-          .where("id", "=", u!)
+          .where("id", "=", i)
           .executeTakeFirst();
         if (!found) {
-          errors.add(ik, `Related object not found using the provided ID: ${u}`);
+          errors.add(ik, `Related object not found using the provided ID: ${i}`);
           continue;
         }
       }
       record[tk] = t;
-      record[ik] = u;
+      record[ik] = i;
       continue;
     }
     if (!(name in input)) {
@@ -762,7 +752,7 @@ export async function parseWrite(
             if (versionBefore(ctx.reg.apiVersion, "1.4")) current[k] = val;
             continue;
           }
-          const err = validateCustomValue(def, val);
+          const err = customValueError(def, val);
           if (err) errors.add("__all__", `Invalid value for custom field '${k}': ${err}`);
           current[def.name] = val;
         }
@@ -781,6 +771,7 @@ export async function parseWrite(
     }
     record.custom_fields = current;
   }
+  if (!errors.has()) gfkPairErrors(model, record, errors);
   if (model.key === "users.token" && !before && !record.key) record.key = randomBytes(20).toString("hex");
   return { record, touched, tags, errors, generatedUnique };
 }

@@ -77,6 +77,13 @@ export async function deferUniqueChecks(ctx: Ctx, model: Model, fn: () => Promis
   return true;
 }
 
+/** The message of a violation of field `name`'s `unique` (DRF UniqueValidator's, or the model's own). */
+function uniqueMessage(model: Model, name: string): string {
+  return (
+    model.fields[name]?.uniqueMessage ?? `${model.verbose} with this ${verboseField(name)} already exists.`
+  );
+}
+
 /**
  * Which uniqueness rules a `checkUnique` call checks. `serializer`: DRF's validators, run before the model's
  * `clean()` (`validate`): unique scalar fields and together-rules. `model`: Django's `validate_unique` of
@@ -129,7 +136,7 @@ export async function checkUnique(
     checks.push({
       q,
       key: name,
-      message: `${model.verbose} with this ${verboseField(name)} already exists.`,
+      message: uniqueMessage(model, name),
     });
   }
   for (const u of phase === "model" ? [] : (model.uniqueTogether ?? [])) {
@@ -188,7 +195,7 @@ function violationTable(reg: Registry): Map<string, [string, string]> {
   for (const m of reg.models.values()) {
     for (const [name, fd] of m.fieldList) {
       if (!("unique" in fd) || !fd.unique) continue;
-      const err: [string, string] = [name, `${m.verbose} with this ${verboseField(name)} already exists.`];
+      const err: [string, string] = [name, uniqueMessage(m, name)];
       t.set(`ix_${m.table}_${name}`.slice(0, 60), err);
       t.set(`${m.table}.${name}`, err);
     }

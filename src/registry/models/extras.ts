@@ -6,7 +6,8 @@
 import { targetProblem } from "../../net/targets.ts";
 import { CA_FILE_UNUSABLE, readCaFile } from "../../net/tls.ts";
 import { checkTemplate } from "../../template/jinja.ts";
-import { contentTypeLabel, defineModel, f, type ModelDef } from "../meta.ts";
+import { customValueError, pythonStr } from "../custom-values.ts";
+import { contentTypeLabel, defineModel, f, type ModelDef, type ValidateArgs } from "../meta.ts";
 
 const COLOR = f.str(6, { default: "9e9e9e", format: "color" });
 
@@ -136,33 +137,57 @@ export const customField = defineModel({
     if (!before && !data.label) data.label = data.name;
     // API 1.4+: no name on the wire, and the (required) slug is the name.
     if (!before && !data.name) data.name = data.slug;
-    // CustomField.clean: immutable once created, checked in this order, the first one only.
-    if (before && before.name !== data.name) error("name", "Name cannot be changed once created");
-    else if (before && before.slug !== data.slug) error("slug", "Slug cannot be changed once created");
-    else if (before && before.type !== data.type) error("type", "Type cannot be changed once created");
-    if (data.type === "select" && data.default != null && data.default !== "") {
-      // Choices are rows of custom-field choices, so a new field has none yet (Nautobot 1.6 `CustomField.clean`).
-      const choices = before ? await find("extras.customfieldchoice", { field: before.id }, 10000) : [];
-      if (!choices.some((c) => c.value === data.default))
-        error(
-          "default",
-          `The specified default value (${data.default}) is not listed as an available choice.`,
-        );
-    }
-    if (data.validation_minimum != null && data.type !== "integer") {
-      error("validation_minimum", "A minimum value may be set only for numeric fields");
-    }
-    if (data.validation_maximum != null && data.type !== "integer") {
-      error("validation_maximum", "A maximum value may be set only for numeric fields");
-    }
-    if (data.validation_regex && !["text", "url", "select", "multi-select"].includes(String(data.type))) {
+    // Nautobot 1.6 `CustomField.clean`: its rules in its order, the first one broken only.
+    if (before && before.name !== data.name) return error("name", "Name cannot be changed once created");
+    if (before && before.slug !== data.slug) return error("slug", "Slug cannot be changed once created");
+    if (before && before.type !== data.type) return error("type", "Type cannot be changed once created");
+    const why = await defaultProblem(data, before, find);
+    if (why) return error("default", `Invalid default value "${pythonStr(data.default)}": ${why}`);
+    if (data.validation_minimum != null && data.type !== "integer")
+      return error("validation_minimum", "A minimum value may be set only for numeric fields");
+    if (data.validation_maximum != null && data.type !== "integer")
+      return error("validation_maximum", "A maximum value may be set only for numeric fields");
+    if (data.validation_regex && !["text", "url", "select", "multi-select"].includes(String(data.type)))
       error(
         "validation_regex",
         "Regular expression validation is supported only for text, URL and select fields",
       );
-    }
+    // `CustomField.clean`'s last rule (a select default among the choices) is never reached: `validate`
+    // above has already refused such a default with its own words, as Nautobot 1.6.32 answers.
   },
 });
+
+/**
+ * Why a custom field's `default` is not a value of the field, or undefined (Nautobot 1.6 `CustomField.clean`
+ * runs `CustomField.validate(default)` unless the default is null). An empty default ("" or []) is refused
+ * only by a required field. Choices are rows of custom-field choices, so a field being created has none:
+ * Nautobot refuses any non-empty default of a new selection field ("Available choices are: ").
+ */
+async function defaultProblem(
+  data: Record<string, any>,
+  before: Record<string, any> | undefined,
+  find: ValidateArgs["find"],
+): Promise<string | undefined> {
+  const value: unknown = data.default;
+  if (value === null || value === undefined) return undefined;
+  if (value === "" || (Array.isArray(value) && value.length === 0))
+    return data.required ? "Required field cannot be empty." : undefined;
+  const selection = data.type === "select" || data.type === "multi-select";
+  const rows =
+    before && selection ? await find("extras.customfieldchoice", { field: before.id }, 10_000) : [];
+  // `CustomFieldChoice.Meta.ordering`: weight, then value.
+  rows.sort((x, y) => x.weight - y.weight || (x.value < y.value ? -1 : x.value > y.value ? 1 : 0));
+  return customValueError(
+    {
+      type: String(data.type),
+      validation_regex: String(data.validation_regex ?? ""),
+      validation_minimum: data.validation_minimum ?? null,
+      validation_maximum: data.validation_maximum ?? null,
+      choices: rows.map((r) => String(r.value)),
+    },
+    value,
+  );
+}
 
 export const configContext = defineModel({
   app: "extras",
@@ -173,7 +198,9 @@ export const configContext = defineModel({
   changelog: true,
   serviceValidate: "configContextData",
   fields: {
-    name: f.name(100, { unique: true }),
+    // Nautobot 1.6 `ConfigContext.clean` checks the name itself (unique together with the owner, which is
+    // never set through the API), in its own words.
+    name: f.name(100, { unique: true, uniqueMessage: "A ConfigContext with this name already exists." }),
     owner_content_type: f.ct([], { nullable: true, readOnly: true }),
     owner_object_id: f.str(36, { nullable: true, readOnly: true }),
     owner: f.computed("null", { type: "field" }),
