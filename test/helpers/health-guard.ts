@@ -11,10 +11,17 @@
  * The threshold is adaptive because this machine is shared with other test runs: 200 ms, or FACTOR times
  * the median of BASELINE_CALLS calls measured at start when that is more (the same call on a machine busy
  * elsewhere is slower for reasons that are not the server's). And a slow poll counts against the server
- * only when this process also used the CPU for at least the threshold (CPU_SHARE) meanwhile: a loop held
- * by our own work burns CPU, while a process that merely waits for a core (2 cores shared with other test
- * files, PostgreSQL and whatever else runs) does not. Slow polls of the second kind are reported as
- * `waits`, not failures (issue 24: tests hold on a busy machine).
+ * only when this process's main thread (the event loop's) also used the CPU for at least the threshold
+ * (CPU_SHARE) meanwhile: a loop held by our own work burns CPU, while a thread that merely waits for a core
+ * (2 cores shared with other test files, PostgreSQL and whatever else runs) does not. Other threads' CPU
+ * (the regex worker thread, libuv's password hashing, the garbage collector's helpers) is not counted: it
+ * holds no loop, and counting it would turn waits for a core into failures. Slow polls of the second kind are
+ * reported as `waits`, not failures (issue 24: tests hold on a busy machine).
+ *
+ * Servers started by one test file run in its process and share one event loop: a loop held by a request to
+ * one is seen by every guard alive then. So guards alive at once must judge alike: a guard with another
+ * floor than one already running is refused (startHealthGuard), rather than one server failing for a load
+ * the other's floor allows.
  */
 import http from "node:http";
 
@@ -29,6 +36,8 @@ const BASELINE_CALLS = 7;
  */
 export const CPU_SHARE = 1;
 const EVERY_MS = 100;
+/** The floors (ms) of the guards running in this process, one entry per guard. */
+const running: number[] = [];
 
 /** What a guard saw: polls made, the slowest (ms), the threshold (ms) and the baseline median (ms). */
 export interface HealthReport {
@@ -38,7 +47,7 @@ export interface HealthReport {
   baselineMs: number;
   /**
    * Polls over the threshold while the process was busy (a held event loop): when each started (ms after the
-   * guard's start), how long it took and the process CPU time spent meanwhile (ms).
+   * guard's start), how long it took and the CPU time of the process's main thread meanwhile (ms).
    */
   slow: { atMs: number; ms: number; cpuMs: number }[];
   /** Polls over the threshold while the process mostly waited for a core (not counted against the server). */
@@ -82,8 +91,27 @@ function timedGet(url: string, signal: AbortSignal): Promise<number> {
   });
 }
 
-/** Start polling `${baseUrl}/health`: first the baseline, then every ~100 ms until `stop()`. */
+/**
+ * Whether a guard with `floorMs` may start now: no guard with another floor runs in this process (see the
+ * module's comment).
+ * @throws Error naming both floors when one does.
+ */
+export function assertGuardMayStart(floorMs = HEALTH_FLOOR_MS): void {
+  const other = running.find((f) => f !== floorMs);
+  if (other !== undefined)
+    throw new Error(
+      `a guarded server with a ${other} ms floor still runs in this process: close it before starting one ` +
+        `with a ${floorMs} ms floor (servers of one process share one event loop, so their guards must judge alike)`,
+    );
+}
+
+/**
+ * Start polling `${baseUrl}/health`: first the baseline, then every ~100 ms until `stop()`.
+ * @throws Error when a guard with another floor runs in this process (assertGuardMayStart).
+ */
 export async function startHealthGuard(baseUrl: string, floorMs = HEALTH_FLOOR_MS): Promise<HealthGuard> {
+  assertGuardMayStart(floorMs);
+  running.push(floorMs);
   const url = `${baseUrl}/health`;
   const started = performance.now();
   const abort = new AbortController();
@@ -102,7 +130,7 @@ export async function startHealthGuard(baseUrl: string, floorMs = HEALTH_FLOOR_M
   let stopping = false;
   let wake: (() => void) | undefined;
   const cpuNow = () => {
-    const u = process.cpuUsage();
+    const u = process.threadCpuUsage();
     return (u.user + u.system) / 1000;
   };
   const record = (at: number, ms: number, cpuAt: number) => {
@@ -134,6 +162,8 @@ export async function startHealthGuard(baseUrl: string, floorMs = HEALTH_FLOOR_M
   return {
     report,
     async stop() {
+      const at = running.indexOf(floorMs);
+      if (!stopping && at >= 0) running.splice(at, 1);
       stopping = true;
       wake?.();
       abort.abort();
@@ -154,7 +184,7 @@ export function assertHealthy(report: HealthReport, what = "server"): void {
   throw new Error(
     `${what}: /health took longer than ${report.thresholdMs} ms (baseline median ${report.baselineMs} ms × ` +
       `${HEALTH_FACTOR}, at least ${HEALTH_FLOOR_MS}) in ${report.slow.length} of ${report.polls} polls; ` +
-      `worst ${report.worstMs} ms; slow polls (ms after start: duration, process CPU meanwhile): ` +
+      `worst ${report.worstMs} ms; slow polls (ms after start: duration, main-thread CPU meanwhile): ` +
       report.slow
         .slice(0, 10)
         .map((s) => `${s.atMs}: ${s.ms} (${s.cpuMs} CPU)`)

@@ -18,7 +18,13 @@ import { openStore, type Store } from "../../src/store/db.ts";
 import { migrate } from "../../src/store/migrate.ts";
 import { openReplica } from "../../src/store/replica.ts";
 import { WebhookWorker, type WorkerSettings, workerSettingsFromEnv } from "../../src/webhooks/worker.ts";
-import { assertHealthy, type HealthReport, healthGuardWanted, startHealthGuard } from "./health-guard.ts";
+import {
+  assertGuardMayStart,
+  assertHealthy,
+  type HealthReport,
+  healthGuardWanted,
+  startHealthGuard,
+} from "./health-guard.ts";
 
 export const ENGINE = (process.env.TEST_DB ?? "sqlite") as "sqlite" | "postgres";
 
@@ -91,6 +97,8 @@ export async function startServer(
     healthFloorMs?: number;
   } = {},
 ): Promise<TestServer> {
+  const guarded = opts.healthGuard ?? healthGuardWanted();
+  if (guarded) assertGuardMayStart(opts.healthFloorMs);
   let url: string;
   let cleanup: () => Promise<void> = async () => {};
   if (opts.databaseUrl) url = opts.databaseUrl;
@@ -117,8 +125,7 @@ export async function startServer(
     worker = new WebhookWorker(store, { ...workerSettingsFromEnv({}, "test"), ...opts.worker });
     worker.start();
   }
-  const guard =
-    (opts.healthGuard ?? healthGuardWanted()) ? await startHealthGuard(base, opts.healthFloorMs) : undefined;
+  const guard = guarded ? await startHealthGuard(base, opts.healthFloorMs) : undefined;
   const server: TestServer = {
     health: guard?.report,
     url: base,

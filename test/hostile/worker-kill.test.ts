@@ -10,15 +10,17 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
 import { existsSync } from "node:fs";
 import http from "node:http";
 import { dirname } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { Worker } from "node:worker_threads";
 import { HEALTH_FLOOR_MS } from "../helpers/health-guard.ts";
 import { childPids, groupPids, portOpen } from "../helpers/proc.ts";
 import { freePort, waitForOutput } from "../helpers/process.ts";
 import { ENGINE, freshDatabase, startServer } from "../helpers/server.ts";
-import { waitUntil } from "../helpers/wait.ts";
+import { HANG_MS, waitUntil } from "../helpers/wait.ts";
 
 /** A request still unanswered after this is a hang (the bug); nothing legitimate here takes a tenth of it. */
 const CLIENT_TIMEOUT_MS = 15_000;
@@ -309,10 +311,17 @@ describe("a server left running after its shell exits (nohup)", () => {
 });
 
 describe(`the hostile suite's /health latency guard on ${ENGINE}`, () => {
-  /** Hold this process's event loop (the test server's too: it runs in this process) for `ms`. */
+  /**
+   * Hold this process's event loop (the test server's too: it runs in this process) for `ms` of the main
+   * thread's CPU time, hence at least `ms` of wall time, however busy the machine (issue 24).
+   */
   const hold = (ms: number) => {
-    const end = performance.now() + ms;
-    while (performance.now() < end);
+    const cpu = () => {
+      const u = process.threadCpuUsage();
+      return (u.user + u.system) / 1000;
+    };
+    const end = cpu() + ms;
+    while (cpu() < end);
   };
 
   it("a quiet server passes, and close() reports the polls, the worst latency and the threshold", async () => {
@@ -334,5 +343,44 @@ describe(`the hostile suite's /health latency guard on ${ENGINE}`, () => {
     await new Promise((w) => setTimeout(w, 300));
     await assert.rejects(s.close(), /\/health took longer than \d+ ms .*worst \d+ ms/);
     assert.ok(s.health.worstMs > s.health.thresholdMs, JSON.stringify(s.health));
+  });
+
+  it("a loop held while only another thread uses the CPU (the main thread waits, as for a core) is a wait", async () => {
+    const s = await startServer();
+    assert.ok(s.health, "servers of test/hostile/ files are guarded");
+    await new Promise((w) => setTimeout(w, 300));
+    // Another thread spends 3 thresholds of CPU (as the regex thread or password hashing may) while the main
+    // thread sleeps until it is done (as a thread waiting for a core would).
+    const done = new Int32Array(new SharedArrayBuffer(4));
+    const spinner = new Worker(
+      `const { workerData: { done, ms } } = require("node:worker_threads");
+       const cpu = () => { const u = process.threadCpuUsage(); return (u.user + u.system) / 1000; };
+       const end = cpu() + ms;
+       while (cpu() < end);
+       Atomics.store(done, 0, 1);
+       Atomics.notify(done, 0);`,
+      { eval: true, workerData: { done, ms: 3 * s.health.thresholdMs } },
+    );
+    assert.notEqual(Atomics.wait(done, 0, 0, HANG_MS), "timed-out");
+    await once(spinner, "exit");
+    await new Promise((w) => setTimeout(w, 300));
+    await s.close();
+    assert.ok(s.health.worstMs > s.health.thresholdMs, JSON.stringify(s.health));
+    assert.ok(s.health.waits.length > 0, JSON.stringify(s.health));
+  });
+
+  it("servers of one process are guarded alike: another floor is refused while one runs, allowed after", async () => {
+    const a = await startServer();
+    try {
+      const refused = await startServer({}, { healthFloorMs: 600 }).then(
+        async (x) => void (await x.close().catch(() => {})),
+        (e: Error) => e,
+      );
+      assert.match(String(refused), /floor still runs in this process/);
+    } finally {
+      await a.close();
+    }
+    const c = await startServer({}, { healthFloorMs: 600 });
+    await c.close();
   });
 });
