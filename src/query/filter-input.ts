@@ -2,10 +2,11 @@
  * What client filter input may hold before the filter compiler looks at it (issue 23, "no request may
  * crash, freeze or starve the service"). The bounds are applied where client input enters, not in
  * `compileFilters` (the service's own lookups, such as a bulk request's 1,000 ids, are not client filters):
- * REST query parameters and the web interface's list, export and lookup queries (`boundedFilters` in
- * service/read.ts), GraphQL arguments (graphql/args.ts `filterParams`), dynamic-group filters when saved
- * and at each member read (they are stored, so a value no query string could carry must not reach SQL),
- * and object-permission constraints when saved and when a user's grants are loaded.
+ * REST query parameters, the web interface's list, export, search and lookup queries and CSV-import
+ * references (`boundedFilters` in service/read.ts), GraphQL arguments (graphql/args.ts `filterParams`),
+ * dynamic-group filters when saved and at each member read (they are stored, so a value no query string
+ * could carry must not reach SQL), and object-permission constraints when saved and when a user's grants
+ * are loaded.
  *
  * - One value holds at most `MAX_FILTER_VALUE_CHARS` characters: beyond that SQLite refuses a `LIKE`
  *   pattern ("LIKE or GLOB pattern too complex", 50,000 bytes: a 100,000-character `q` was a 500 on every

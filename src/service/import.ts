@@ -15,7 +15,7 @@ import { normalizeUuid } from "../query/filters.ts";
 import type { Model } from "../registry/index.ts";
 import type { Ctx } from "./context.ts";
 import { AppError, ValidationError } from "./errors.ts";
-import { listRows } from "./read.ts";
+import { boundedFilters, listRows } from "./read.ts";
 import { createMany, inTransaction } from "./write.ts";
 
 type Obj = Record<string, unknown>;
@@ -97,7 +97,9 @@ async function lookup(
   let found: string | undefined;
   for (const a of attr ? [attr] : NATURAL_KEYS.filter((k) => target.fields[k])) {
     try {
-      const { rows } = await listRows(ctx, target, { params: new Map([[a, [value]]]), limit: 2, offset: 0 });
+      // A cell and its header's lookup (`tenant.name__ic`) are client input: the bounds of client filters.
+      const params = boundedFilters(new Map([[a, [value]]]), new Set());
+      const { rows } = await listRows(ctx, target, { params, limit: 2, offset: 0 });
       if (rows.length === 1) {
         found = String(rows[0]!.id);
         break;

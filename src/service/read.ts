@@ -35,7 +35,8 @@ export interface ListParams {
 }
 
 /**
- * `params`, client filter parameters (a REST query string, a web-interface list, export or lookup query),
+ * `params`, client filter parameters (a REST query string; a web-interface list, export, search or lookup
+ * query; a CSV-import reference),
  * checked against the size bounds of client filter input (query/filter-input.ts `filterSizeErrors`: 1,000
  * characters per value, 16,384 in all; issue 23) where they enter; `ignore`d names (paging, format) are
  * not counted. The service's own lookups (ids of a bulk request, related objects) are not bounded.

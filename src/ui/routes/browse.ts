@@ -9,7 +9,7 @@ import { APP_LABELS, hasNotes, type Model } from "../../registry/index.ts";
 import type { Ctx } from "../../service/context.ts";
 import { AppError, NotFoundError, PermissionDenied } from "../../service/errors.ts";
 import { mayDo } from "../../service/permissions.ts";
-import { getRow, listRows } from "../../service/read.ts";
+import { boundedFilters, getRow, listRows } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
 import { cablingLinks } from "../cabling.ts";
 import { type ChildTable, childTables } from "../children.ts";
@@ -82,6 +82,7 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
   app.get("/search/", async (req, reply) => {
     const ctx = await kit.ctxFor(req);
     const q = (params(req).get("q")?.[0] ?? "").trim();
+    boundedFilters(new Map([["q", [q]]]), new Set());
     const hits: Obj[] = [];
     if (q) {
       for (const key of [
