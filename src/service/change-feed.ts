@@ -10,17 +10,20 @@
  */
 import { sql } from "kysely";
 import type { Model } from "../registry/index.ts";
+import {
+  CHANGE_SEQUENCE_LOCK as CHANGE_LOCK,
+  CHANGE_SEQUENCE,
+  CHANGES_PURGED_KEY,
+} from "../store/migrate.ts";
 import type { Ctx } from "./context.ts";
 import { mayDo, restriction } from "./permissions.ts";
 
-/** The named sequence of change numbers (store/migrate.ts SEQUENCES). */
-export const CHANGE_SEQUENCE = "inventory_change_seq";
-/** The advisory lock under which change numbers are taken at commit (PostgreSQL). */
-const CHANGE_LOCK = "inventory-change-seq";
+/** The named sequence of change numbers and its lock (store/migrate.ts). */
+export { CHANGE_SEQUENCE };
 /** Channel signalled at the commit of every change-logged transaction (PostgreSQL NOTIFY). */
 export const CHANGES_CHANNEL = "inventory_changes";
 /** `inventory_meta` row holding the highest purged seq (absent until something was purged). */
-export const PURGED_KEY = "change-feed-purged-through";
+export const PURGED_KEY = CHANGES_PURGED_KEY;
 /** Most changes one feed page returns (the `limit` bound). */
 export const FEED_MAX_LIMIT = 1000;
 

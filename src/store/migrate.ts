@@ -29,6 +29,11 @@ const MIGRATION_LOCK = 727274;
 
 /** Named sequences (the webhook outbox's commit order; the change sequence, issue 26). */
 export const SEQUENCES = ["inventory_outbox_seq", "inventory_change_seq"] as const;
+/** The change sequence (issue 26) and the lock under which its numbers are taken (service/change-feed.ts). */
+export const CHANGE_SEQUENCE = "inventory_change_seq";
+export const CHANGE_SEQUENCE_LOCK = "inventory-change-seq";
+/** `inventory_meta` row holding the highest purged change seq (service/change-feed.ts). */
+export const CHANGES_PURGED_KEY = "change-feed-purged-through";
 
 async function existingColumns(store: Store, table: string): Promise<Set<string> | undefined> {
   if (store.dialect.engine === "sqlite") {
@@ -121,6 +126,7 @@ async function migrateWith(store: Store, reg: Registry): Promise<MigrationSummar
     if (ddl) await sql.raw(ddl).execute(store.db);
   }
   await seed(store, reg);
+  await backfillChangeSeq(store);
   // Which models carry tags (service/rows.ts taggedModels), recomputed from the tagged items; the marker row
   // tells readers the list is complete.
   await sql`INSERT INTO inventory_meta (key, value) SELECT DISTINCT ${TAGGED_PREFIX} || content_type, '1' FROM extras_taggeditem WHERE true ON CONFLICT (key) DO NOTHING`.execute(
@@ -134,6 +140,60 @@ async function migrateWith(store: Store, reg: Registry): Promise<MigrationSummar
   await newDefinitionsToken(store.db);
   await newToken(store.db, ADDRESS_SPACE_KEY);
   return done;
+}
+
+/**
+ * Number the changes recorded before the change sequence existed (issue 26: `seq` NULL), in time order then
+ * id, below every numbered change, so that the feed from the start replays the whole history. Idempotent:
+ * a database with no unnumbered change is left as it is. Under the change sequence's lock (PostgreSQL: the
+ * transaction lock stampers take at commit; SQLite: the migration's write transaction), in one transaction.
+ *
+ * - No numbered change yet (an upgrade from a release before the sequence): the next n numbers of the
+ *   sequence, so the history is 1..n on a fresh sequence and new changes follow it.
+ * - Numbered changes from `min` up with room below (min > n): min - n .. min - 1.
+ * - No room (a database that ran a release with the sequence; its numbers start at 1): every numbered
+ *   change, the purged position and the sequence move up by n first, then the history takes the room
+ *   freed. A consumer's position taken before the upgrade then points n changes early: it sees up to n
+ *   changes again, never misses one.
+ * @returns how many changes were numbered.
+ */
+export async function backfillChangeSeq(store: Store): Promise<number> {
+  const work = async (db: Kysely<any>): Promise<number> => {
+    await store.dialect.transactionLock(db, CHANGE_SEQUENCE_LOCK);
+    const r = await sql<{
+      n: unknown;
+      m: unknown;
+    }>`SELECT (SELECT count(*) FROM extras_objectchange WHERE seq IS NULL) AS n,
+      (SELECT min(seq) FROM extras_objectchange) AS m`.execute(db);
+    const n = Number(r.rows[0]!.n);
+    if (!n) return 0;
+    const min = r.rows[0]!.m === null || r.rows[0]!.m === undefined ? null : Number(r.rows[0]!.m);
+    const reserve = async (): Promise<number> => {
+      if (store.dialect.engine === "sqlite")
+        return (await store.dialect.nextValues(db, CHANGE_SEQUENCE, n))[0]!;
+      const b = await sql<{
+        base: unknown;
+      }>`SELECT setval(${CHANGE_SEQUENCE}::regclass, nextval(${CHANGE_SEQUENCE}::regclass) + ${n - 1}) - ${n - 1} AS base`.execute(
+        db,
+      );
+      return Number(b.rows[0]!.base);
+    };
+    let base: number;
+    if (min === null) base = await reserve();
+    else if (min > n) base = min - n;
+    else {
+      await reserve();
+      await sql`UPDATE extras_objectchange SET seq = seq + ${n} WHERE seq IS NOT NULL`.execute(db);
+      await sql`UPDATE inventory_meta SET value = CAST(CAST(value AS INTEGER) + ${n} AS TEXT)
+        WHERE key = ${CHANGES_PURGED_KEY}`.execute(db);
+      base = min;
+    }
+    await sql`UPDATE extras_objectchange SET seq = h.s FROM (SELECT id,
+        ${base - 1} + row_number() OVER (ORDER BY time, id) AS s FROM extras_objectchange WHERE seq IS NULL) AS h
+      WHERE extras_objectchange.id = h.id`.execute(db);
+    return n;
+  };
+  return store.db.isTransaction ? work(store.db) : store.db.transaction().execute(work);
 }
 
 async function seed(store: Store, reg: Registry): Promise<void> {
