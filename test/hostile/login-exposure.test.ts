@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { request } from "node:http";
 import { after, before, describe, it } from "node:test";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { HANG_MS } from "../helpers/wait.ts";
 
 /** One HTTP exchange from local address `from`; the body is read whole. */
 function send(
@@ -217,7 +218,7 @@ describe("one login limiter, no open redirect, anonymous scope, loopback metrics
     const reads0 = metricValue(first.text, "inventory_metrics_db_reads_total");
     assert.ok(reads0 !== undefined && reads0 >= 1, `reads ${reads0}`);
     // Cache period 0: a later scrape starts a refresh; a following one shows it (deadline: hang only).
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + HANG_MS;
     let reads = reads0;
     while (reads === reads0 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));

@@ -141,7 +141,9 @@ describe("SQLite: another process holding the write lock", {
   };
 
   it("a waiting write does not block the event loop, and succeeds once the lock is released", async () => {
-    const lock = await holdLock(1500);
+    // Held 3 s: a /health answer stays far below that unless the waiting write holds the loop (a busy
+    // machine answers slower, issue 24, but not that slowly).
+    const lock = await holdLock(3000);
     const t0 = performance.now();
     const write = s.api("/api/tenancy/tenants/", { method: "POST", body: { name: "waited" } });
     const times: number[] = [];
@@ -151,7 +153,7 @@ describe("SQLite: another process holding the write lock", {
       times.push(performance.now() - h0);
       await new Promise((r) => setTimeout(r, 100));
     }
-    assert.ok(Math.max(...times) < 200, `health took up to ${Math.max(...times)} ms while the write waited`);
+    assert.ok(Math.max(...times) < 1000, `health took up to ${Math.max(...times)} ms while the write waited`);
     const r = await write;
     assert.equal(r.status, 201, JSON.stringify(r.body));
     assert.ok(performance.now() - t0 > 1000, "the write waited for the lock");
@@ -161,7 +163,8 @@ describe("SQLite: another process holding the write lock", {
   it("a write that cannot get the lock within its budget is a 503 and writes nothing", async () => {
     setLockWait(400);
     try {
-      const lock = await holdLock(1500);
+      // Held far longer than the write waits, also when the request is slow to reach its write (issue 24).
+      const lock = await holdLock(3000);
       const r = await s.api("/api/tenancy/tenants/", { method: "POST", body: { name: "not-written" } });
       assert.equal(r.status, 503, JSON.stringify(r.body));
       assert.ok(Number(r.headers.get("retry-after")) > 0);
@@ -256,7 +259,7 @@ describe("reads sent ahead (Dialect.prefetch)", () => {
           () => "rows",
           () => "failed",
         ),
-        new Promise((r) => setTimeout(() => r("hung"), 2000)),
+        new Promise((r) => setTimeout(() => r("hung"), 60_000).unref()),
       ]);
     // SQLite reads at once, so its rows are there; PostgreSQL fails the reads that never ran.
     assert.equal(await settled(carried!), ENGINE === "postgres" ? "failed" : "rows");
