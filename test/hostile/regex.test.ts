@@ -106,6 +106,15 @@ describe("regular expressions under a budget", () => {
       },
     });
     assert.equal(schema.status, 201, JSON.stringify(schema.body));
+    // Baseline: a value the pattern accepts at once, on this machine, now (issue 24: a busy machine).
+    const b0 = performance.now();
+    const good = await s.api("/api/extras/config-contexts/", {
+      method: "POST",
+      body: { name: "cc-ok", schema: schema.body.id, data: { x: `${"a".repeat(17)}!` } },
+    });
+    const baseline = performance.now() - b0;
+    assert.equal(good.status, 201, JSON.stringify(good.body));
+    const bound = Math.max(5_000, 20 * baseline);
     const health = pollHealth(s);
     const t0 = performance.now();
     const bad = await s.api("/api/extras/config-contexts/", {
@@ -119,13 +128,8 @@ describe("regular expressions under a budget", () => {
     );
     assert.equal(bad.status, 400, JSON.stringify(bad.body));
     assert.match(JSON.stringify(bad.body.data), /must match pattern/);
-    assert.ok(took < 5_000, `took ${took.toFixed(0)} ms`);
-    assert.ok(slowest < 5_000, `/health took ${slowest.toFixed(0)} ms`);
-    const good = await s.api("/api/extras/config-contexts/", {
-      method: "POST",
-      body: { name: "cc-ok", schema: schema.body.id, data: { x: `${"a".repeat(17)}!` } },
-    });
-    assert.equal(good.status, 201, JSON.stringify(good.body));
+    assert.ok(took < bound, `took ${took.toFixed(0)} ms (baseline ${baseline.toFixed(0)} ms)`);
+    assert.ok(slowest < bound, `/health took ${slowest.toFixed(0)} ms (baseline ${baseline.toFixed(0)} ms)`);
     // A schema whose pattern is too large to compile is refused when saved, naming the field.
     const huge = await s.api("/api/extras/config-context-schemas/", {
       method: "POST",
@@ -174,9 +178,9 @@ describe("a regex over a long text", () => {
       `long text: ${r.status} ${JSON.stringify(r.body).slice(0, 120)} in ${took.toFixed(0)} ms; /health slowest ${slowest.toFixed(0)} ms`,
     );
     assert.ok([400, 503].includes(r.status), `status ${r.status}: ${JSON.stringify(r.body).slice(0, 300)}`);
-    // Budget 2 s; generous margin for a loaded machine, well below the time of the full match.
-    assert.ok(took < 8_000, `took ${took.toFixed(0)} ms`);
-    assert.ok(slowest < 8_000, `/health took ${slowest.toFixed(0)} ms`);
+    // Budget 2 s; a margin for a machine 3× slower than idle (issue 24), below the full match's ~30 s (idle).
+    assert.ok(took < 20_000, `took ${took.toFixed(0)} ms`);
+    assert.ok(slowest < 20_000, `/health took ${slowest.toFixed(0)} ms`);
     const h = await s.api("/health");
     assert.equal(h.status, 200);
     // The next regex request (a fresh worker after the terminated one) answers normally.
