@@ -7,6 +7,7 @@ import { type RawBuilder, sql } from "kysely";
 import { VIRTUAL_INTERFACE_TYPES, WIRELESS_INTERFACE_TYPES } from "../registry/choices/dcim.ts";
 import type { FilterDef } from "../registry/meta.ts";
 import { storedTime } from "../store/values.ts";
+import { contentTypeFilter } from "./content-type-filters.ts";
 import type { Filter, FilterEnv } from "./filters.ts";
 
 type Cond = RawBuilder<boolean>;
@@ -218,11 +219,20 @@ export const CUSTOM_FILTERS: Record<string, (def: FilterDef) => Filter> = {
     const ids = values.filter((v) => UUID_RE.test(v)).map((v) => v.toLowerCase());
     return sql<boolean>`t.location_type_id IN (SELECT parent_id FROM dcim_locationtype WHERE id IN (${list(ids)}) OR slug IN (${list(values)}))`;
   }),
-  /** Locations whose type allows the given content type (`app.model`). */
-  location_content_type: make(
-    (values) =>
-      sql<boolean>`t.location_type_id IN (SELECT source_id FROM dcim_locationtype_content_types WHERE content_type IN (${list(values)}))`,
-  ),
+  /**
+   * Locations whose type allows every given content type (`app.model`; Nautobot LocationFilterSet's
+   * `ContentTypeMultipleChoiceFilter` over the `locations` feature, conjoined).
+   */
+  location_content_type: (def) => ({
+    apply: (values, env) =>
+      contentTypeFilter(String(def.param), {
+        mode: "choice",
+        allowed: () => env.reg.resolveAllowed("locations"),
+        conjoined: true,
+        match: (ct) =>
+          sql<boolean>`t.location_type_id IN (SELECT source_id FROM dcim_locationtype_content_types WHERE content_type = ${ct})`,
+      }).apply(values, env),
+  }),
   /** Interface `kind`: physical | virtual | wireless; any other value matches nothing (`filter_kind`). */
   interface_kind: make((values) => {
     const v = values[values.length - 1] ?? "";

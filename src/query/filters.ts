@@ -9,13 +9,22 @@
  */
 
 import { type RawBuilder, sql } from "kysely";
-import { containsCidr, ipKey, parseCidr, parsePartialNetwork } from "../net/ip.ts";
+import { containsCidr, ipKey } from "../net/ip.ts";
+import {
+  type NetValue,
+  netaddrAddress,
+  netaddrNetwork,
+  netRange,
+  pyStrip,
+  searchNetworks,
+} from "../net/netaddr.ts";
 import type { Model, Registry } from "../registry/index.ts";
-import type { FieldDef, FilterDef } from "../registry/meta.ts";
+import type { ContentTypeFilterMode, FieldDef, FilterDef } from "../registry/meta.ts";
 import type { Db } from "../store/db.ts";
 import { joinTable } from "../store/ddl.ts";
 import type { Dialect } from "../store/dialect.ts";
 import { regexProblem } from "../store/regex.ts";
+import { contentTypeFilter } from "./content-type-filters.ts";
 import { CUSTOM_FILTERS } from "./custom-filters.ts";
 import { LOOKUPS, type LookupKind, lookupKindOf } from "./lookups.ts";
 
@@ -429,8 +438,13 @@ function ipFilter(def: FilterDef): Filter {
       const len = col(`${f}_len`);
       const host = col(`${f}_host`);
       const conds: Cond[] = [];
-      // Blank values are no filter (Nautobot's `search_*` methods return the queryset for a blank value).
-      for (const v of values.map((x) => x.trim()).filter((x) => x !== "")) {
+      const masked: NetValue[] = [];
+      const unmasked: NetValue[] = [];
+      // Blank values are no filter (Nautobot's `search_*` methods return the queryset for a blank value);
+      // values are stripped as Django's CharField strips them.
+      const given = values.map(pyStrip).filter((x) => x !== "");
+      const last = given[given.length - 1];
+      for (const v of given) {
         if (def.op === "mask_length" || def.op === "family") {
           // django-filter NumberFilter: "Enter a number." for what is no decimal number.
           if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(v) || Number.isNaN(Number(v))) {
@@ -461,54 +475,76 @@ function ipFilter(def: FilterDef): Filter {
           conds.push(sql<boolean>`${fam} = ${Number(v)}`);
           continue;
         }
-        let c: ReturnType<typeof parseCidr>;
-        try {
-          c = parseCidr(v);
-        } catch {
-          // Nautobot's `search_within`, `search_contains`, `search_by_parent`... catch AddrFormatError
-          // and answer `queryset.none()`: a malformed network matches nothing (issue 24).
+        if (def.op === "address") {
+          // `IPAddressFilterSet.filter_address` → `net_in`: hosts given with a length match host and any of
+          // the lengths given, hosts without one match the host; an unreadable value is Nautobot's 500
+          // (AddrFormatError), a 400 here.
+          const n = netaddrNetwork(v);
+          if (!n) {
+            env.error(String(def.param), `Invalid IP address format: ${v}`);
+            return undefined;
+          }
+          (v.includes("/") ? masked : unmasked).push(n);
+          continue;
+        }
+        // The network filters are single-valued CharFilters: the last value counts (`QueryDict.get`).
+        if (v !== last) continue;
+        // `search_contains` without a `/` reads an address (`IPAddress`), everything else a network
+        // (`IPNetwork`); what netaddr refuses matches nothing (`queryset.none()`, issue 24).
+        const n = def.op === "contains" && !v.includes("/") ? netaddrAddress(v) : netaddrNetwork(v);
+        if (!n) {
           conds.push(sql<boolean>`1 = 0`);
           continue;
         }
-        const s = ipKey(c.family, c.start);
-        const e = ipKey(c.family, c.end);
+        const r = netRange(n);
+        const s = ipKey(n.family, r.start);
+        const e = ipKey(n.family, r.end);
+        const L = n.prefixLength;
         switch (def.op) {
           case "prefix":
-            conds.push(
-              sql<boolean>`(${fam} = ${c.family} AND ${start} = ${s} AND ${len} = ${c.prefixLength})`,
-            );
+            conds.push(sql<boolean>`(${fam} = ${n.family} AND ${start} = ${s} AND ${len} = ${L})`);
             break;
           case "within":
             conds.push(
-              sql<boolean>`(${fam} = ${c.family} AND ${start} >= ${s} AND ${end} <= ${e} AND ${len} > ${c.prefixLength})`,
+              sql<boolean>`(${fam} = ${n.family} AND ${start} >= ${s} AND ${end} <= ${e} AND ${len} > ${L})`,
             );
             break;
           case "within_include":
             conds.push(
-              sql<boolean>`(${fam} = ${c.family} AND ${start} >= ${s} AND ${end} <= ${e} AND ${len} >= ${c.prefixLength})`,
+              sql<boolean>`(${fam} = ${n.family} AND ${start} >= ${s} AND ${end} <= ${e} AND ${len} >= ${L})`,
             );
             break;
           case "contains":
             conds.push(
-              sql<boolean>`(${fam} = ${c.family} AND ${start} <= ${s} AND ${end} >= ${e} AND ${len} <= ${c.prefixLength})`,
+              v.includes("/")
+                ? sql<boolean>`(${fam} = ${n.family} AND ${start} <= ${s} AND ${end} >= ${e} AND ${len} <= ${L})`
+                : sql<boolean>`(${fam} = ${n.family} AND ${start} <= ${s} AND ${end} >= ${s})`,
             );
             break;
           case "parent":
-            conds.push(sql<boolean>`(${fam} = ${c.family} AND ${host} >= ${s} AND ${host} <= ${e})`);
+            conds.push(sql<boolean>`(${fam} = ${n.family} AND ${host} >= ${s} AND ${host} <= ${e})`);
             break;
-          case "address": {
-            const h = ipKey(c.family, c.hostInt);
-            conds.push(
-              v.includes("/")
-                ? sql<boolean>`(${fam} = ${c.family} AND ${host} = ${h} AND ${len} = ${c.prefixLength})`
-                : sql<boolean>`(${fam} = ${c.family} AND ${host} = ${h})`,
-            );
-            break;
-          }
           default:
             throw new Error(`unknown ip op ${String(def.op)}`);
         }
       }
+      if (masked.length)
+        conds.push(
+          sql<boolean>`(${inList(
+            host,
+            masked.map((n) => ipKey(n.family, n.value)),
+          )} AND ${inList(
+            len,
+            masked.map((n) => n.prefixLength),
+          )})`,
+        );
+      if (unmasked.length)
+        conds.push(
+          inList(
+            host,
+            unmasked.map((n) => ipKey(n.family, n.value)),
+          ),
+        );
       return conds.length ? or(conds) : undefined;
     },
   };
@@ -572,22 +608,26 @@ function searchFilter(fields: readonly string[]): Filter {
       const v = (values[values.length - 1] ?? "").trim();
       if (!v) return undefined;
       const conds: Cond[] = [];
+      let ipSearch = false;
       const pattern = `%${escapeLike(v)}%`;
       for (const name of fields) {
         const fd = env.model.fields[name];
         if (fd?.kind === "ip") {
-          const net = parsePartialNetwork(v);
-          if (net) {
-            const s = ipKey(net.family, net.start);
-            const e = ipKey(net.family, net.end);
-            // IP addresses: the host lies in the typed network (Nautobot `IPAddressFilterSet.search`,
-            // `net_host_contained`); prefixes: contained in it or containing it.
+          // `BaseNetworkQuerySet.string_search`: the networks the text stands for (a partial address
+          // padded, 0.0.0.0/32 when it is none); IP addresses whose host lies in one, prefixes and
+          // aggregates within one or containing it.
+          const f = (c: string) => col(`${name}_${c}`);
+          for (const net of searchNetworks(pyStrip(v))) {
+            const r = netRange(net);
+            const s = ipKey(net.family, r.start);
+            const e = ipKey(net.family, r.end);
             conds.push(
               fd.mode === "host"
-                ? sql<boolean>`(${col(`${name}_family`)} = ${net.family} AND ${col(`${name}_host`)} >= ${s} AND ${col(`${name}_host`)} <= ${e})`
-                : sql<boolean>`(${col(`${name}_family`)} = ${net.family} AND ${col(`${name}_start`)} <= ${e} AND ${col(`${name}_end`)} >= ${s})`,
+                ? sql<boolean>`(${f("family")} = ${net.family} AND ${f("host")} >= ${s} AND ${f("host")} <= ${e})`
+                : sql<boolean>`(${f("family")} = ${net.family} AND ${f("start")} <= ${e} AND ${f("end")} >= ${s})`,
             );
           }
+          ipSearch = true;
           continue;
         }
         if (fd?.kind === "int") {
@@ -644,48 +684,29 @@ function searchFilter(fields: readonly string[]): Filter {
         }
         conds.push(env.dialect.ilike(col(name), pattern));
       }
-      const u = normalizeUuid(v);
+      // Nautobot's IPAM `q` (a CharFilter calling `string_search`) does not match ids; `SearchFilter` does.
+      const u = ipSearch ? undefined : normalizeUuid(v);
       if (u) conds.push(sql<boolean>`t.id = ${u}`);
       return conds.length ? or(conds) : sql<boolean>`1 = 0`;
     },
   };
 }
 
-function gfkFilter(name: string, part: "type" | "id", negate = false): Filter {
-  return {
-    async apply(values, env) {
-      if (negate) {
-        const pos = await gfkFilter(name, part).apply(values, env);
-        return pos ? not(pos) : undefined;
-      }
-      if (part === "id") {
-        const ids: string[] = [];
-        for (const v of values) {
-          const u = normalizeUuid(v);
-          if (!u) {
-            env.error(`${name}_id`, `“${v}” is not a valid UUID.`);
-            return undefined;
-          }
-          ids.push(u);
-        }
-        return inList(col(`${name}_id`), ids);
-      }
-      return inList(col(`${name}_type`), values);
-    },
-  };
-}
-
-function ctsFilter(model: Model, name: string): Filter {
-  return {
-    async apply(values) {
-      const jt = joinTable(model, name);
-      return and(
-        values.map(
-          (v) => sql<boolean>`t.id IN (SELECT source_id FROM ${sql.table(jt)} WHERE content_type = ${v})`,
-        ),
-      );
-    },
-  };
+/** The content-type filter of a `ct`/`cts` field or a generic FK's `<name>_type` (content-type-filters.ts). */
+function ctFilter(reg: Registry, model: Model, name: string, fd: FieldDef, negate: boolean): Filter {
+  const f = fd as FieldDef & { allowed: readonly string[] | string; ctFilter?: ContentTypeFilterMode };
+  const jt = fd.kind === "cts" ? joinTable(model, name) : "";
+  const column = fd.kind === "gfk" ? `${name}_type` : name;
+  return contentTypeFilter(`${column}${negate ? "__n" : ""}`, {
+    mode: f.ctFilter ?? (fd.kind === "ct" ? "text" : "choice"),
+    allowed: () => reg.resolveAllowed(f.allowed),
+    conjoined: fd.kind === "cts" && f.ctFilter !== "pk",
+    match: (ct) =>
+      fd.kind === "cts"
+        ? sql<boolean>`t.id IN (SELECT source_id FROM ${sql.table(jt)} WHERE content_type = ${ct})`
+        : sql<boolean>`${col(column)} = ${ct}`,
+    negate,
+  });
 }
 
 /**
@@ -791,6 +812,12 @@ export function filterSetFor(reg: Registry, model: Model): Map<string, Filter> {
   addLookups("id", "id", { kind: "str" }, "uuid");
   for (const [name, fd] of model.fieldList) {
     if (fd.noFilter || fd.writeOnly) continue;
+    if (fd.kind === "ct") {
+      // Nautobot generates only the negation for content-type filters (no string lookups).
+      fs.set(name, ctFilter(reg, model, name, fd, false));
+      fs.set(`${name}__n`, ctFilter(reg, model, name, fd, true));
+      continue;
+    }
     const kind = lookupKindOf(fd);
     if (kind) {
       addLookups(name, name, fd, kind);
@@ -816,19 +843,13 @@ export function filterSetFor(reg: Registry, model: Model): Map<string, Filter> {
       fs.set("status", statusFilter(false));
       fs.set("status__n", statusFilter(true));
     } else if (fd.kind === "gfk") {
-      fs.set(`${name}_type`, gfkFilter(name, "type"));
-      fs.set(`${name}_type__n`, gfkFilter(name, "type", true));
+      fs.set(`${name}_type`, ctFilter(reg, model, name, fd, false));
+      fs.set(`${name}_type__n`, ctFilter(reg, model, name, fd, true));
       // The object id is a UUID column with every string lookup (Nautobot's `<x>_id` UUIDField filters).
       addLookups(`${name}_id`, `${name}_id`, { kind: "str" }, "uuid");
     } else if (fd.kind === "cts") {
-      fs.set(name, ctsFilter(model, name));
-      const positive = ctsFilter(model, name);
-      fs.set(`${name}__n`, {
-        async apply(values, env) {
-          const c = await positive.apply(values, env);
-          return c ? not(c) : undefined;
-        },
-      });
+      fs.set(name, ctFilter(reg, model, name, fd, false));
+      fs.set(`${name}__n`, ctFilter(reg, model, name, fd, true));
     }
   }
   if (model.changelog) {

@@ -178,19 +178,36 @@ export interface StatusField extends FieldBase {
   /** Status slug stored on create when the field is read-only on the wire (interfaces at API 1.2). */
   default?: string;
 }
+/**
+ * How the filter of a content-type field reads its values, as Nautobot 1.6's FilterSets (issue 24):
+ * - `text`: `ContentTypeFilter`, one free `app.model` (the last one given), case-insensitive, anything
+ *   else matches nothing; the default of `ct` fields;
+ * - `choice`: `ContentTypeMultipleChoiceFilter`, every value one of the field's allowed types (else
+ *   "Select a valid choice. <v> is not one of the available choices."), several values AND for `cts`
+ *   fields, OR otherwise; the default of `cts` and generic-FK `_type` fields;
+ * - `model`: an automatic `ModelChoiceFilter` (ExportTemplate.content_type): one value, an unknown one is
+ *   "Select a valid choice. That choice is not one of the available choices.";
+ * - `pk`: an automatic `ModelMultipleChoiceFilter` over content-type ids (ObjectPermission.object_types);
+ *   this API names content types by `app.model`, anything else is Nautobot's 400 for that value.
+ */
+export type ContentTypeFilterMode = "text" | "choice" | "model" | "pk";
 export interface ContentTypeField extends FieldBase {
   kind: "ct";
   /** Allowed `app.model` values, or a feature name of the registry (`cable_terminations`). */
   allowed: readonly string[] | string;
+  ctFilter?: ContentTypeFilterMode;
 }
 export interface ContentTypesField extends FieldBase {
   kind: "cts";
   allowed: readonly string[] | string;
+  ctFilter?: ContentTypeFilterMode;
 }
 /** Generic FK: `<name>_type` + `<name>_id` on the wire, `<name>` read back as a nested object. */
 export interface GenericFkField extends FieldBase {
   kind: "gfk";
   allowed: readonly string[] | string;
+  /** How `<name>_type` filters (see ContentTypeFilterMode). */
+  ctFilter?: ContentTypeFilterMode;
   /** What happens to this row when the target is deleted. */
   onDelete: OnDelete;
   /** The object id is not checked for existence (IPAddress.assigned_object_id). */

@@ -113,7 +113,15 @@ export async function groupsContaining(
   ids: readonly string[],
 ): Promise<Map<string, Row[]>> {
   const out = new Map<string, Row[]>();
-  const { rows: groups } = await listRows(ctx, ctx.reg.get("extras.dynamicgroup"), {
+  const dg = ctx.reg.get("extras.dynamicgroup");
+  // The filter takes only the types dynamic groups may be of (a 400 for any other, as Nautobot's).
+  if (
+    !ctx.reg
+      .resolveAllowed((dg.fields.content_type as { allowed: string[] | string }).allowed)
+      .includes(modelKey)
+  )
+    return out;
+  const { rows: groups } = await listRows(ctx, dg, {
     params: new Map([["content_type", [modelKey]]]),
     limit: undefined,
     offset: 0,

@@ -106,6 +106,13 @@ export async function renderExportTemplate(template: Obj, objs: Obj[]): Promise<
 /** The export templates of `model` the user may view, by name. */
 export async function exportTemplatesFor(ctx: Ctx, model: Model): Promise<Obj[]> {
   const et = ctx.reg.get("extras.exporttemplate");
+  // The filter takes only the types export templates may be for (a 400 for any other, as Nautobot's).
+  if (
+    !ctx.reg
+      .resolveAllowed((et.fields.content_type as { allowed: string[] | string }).allowed)
+      .includes(model.key)
+  )
+    return [];
   const { rows } = await listRows(ctx, et, {
     params: new Map([["content_type", [model.key]]]),
     limit: 100,

@@ -93,7 +93,7 @@ export const objectPermission = defineModel({
     name: f.name(100),
     description: f.description(),
     enabled: f.bool(true),
-    object_types: f.cts("all", { required: true }),
+    object_types: f.cts("all", { required: true, ctFilter: "pk" }),
     groups: f.m2m("users.group", { filterKey: "name" }),
     users: f.m2m("users.user", { filterKey: "username" }),
     actions: f.json({ array: "str", required: true }),
