@@ -118,34 +118,3 @@ export function size(c: Cidr): bigint {
 export function containsCidr(outer: Cidr, inner: Cidr): boolean {
   return outer.family === inner.family && outer.start <= inner.start && outer.end >= inner.end;
 }
-
-/**
- * Parse a partial network typed into a search box (`10.10` → 10.10.0.0/16, `fe80` → fe80::/16),
- * as Nautobot's `q` on prefixes does. Returns undefined when the text is not a partial address.
- */
-export function parsePartialNetwork(text: string): Cidr | undefined {
-  const t = text.trim();
-  try {
-    return parseCidr(t);
-  } catch {
-    // fall through to partial forms
-  }
-  if (/^\d{1,3}(\.\d{1,3}){0,3}\.?$/.test(t)) {
-    const octets = t.replace(/\.$/, "").split(".");
-    if (octets.some((o) => Number(o) > 255)) return undefined;
-    const len = octets.length * 8;
-    while (octets.length < 4) octets.push("0");
-    return parseCidr(`${octets.join(".")}/${len}`);
-  }
-  if (/^[0-9a-f]{1,4}(:[0-9a-f]{1,4}){0,7}:?$/i.test(t)) {
-    const groups = t.replace(/:$/, "").split(":");
-    const len = groups.length * 16;
-    const addr = groups.length === 8 ? groups.join(":") : `${groups.join(":")}::`;
-    try {
-      return parseCidr(`${addr}/${len}`);
-    } catch {
-      return undefined;
-    }
-  }
-  return undefined;
-}
