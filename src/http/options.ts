@@ -62,7 +62,11 @@ function typeOf(fd: FieldDef): string {
   }
 }
 
-/** DRF metadata of one field (type, required, read-only, label, help text, length and value bounds). */
+/**
+ * DRF metadata of one field (type, required, read-only, label, help text, length and value bounds), as
+ * DRF 3.14 `SimpleMetadata.get_field_info` gives it: no `write_only` key (a password or secret is shown as
+ * a plain writable field).
+ */
 function fieldMeta(model: Model, name: string, fd: FieldDef): Record<string, unknown> {
   const text = FIELD_TEXT[`${model.app}/${model.path}`]?.[name];
   const meta: Record<string, unknown> = {
@@ -73,6 +77,9 @@ function fieldMeta(model: Model, name: string, fd: FieldDef): Record<string, unk
   };
   const help = text?.help ?? fd.help;
   if (help) meta.help_text = help;
+  // DRF's `ModelSerializer.include_extra_kwargs` drops the length and value bounds of read-only fields.
+  if (meta.read_only) return meta;
+  if (fd.kind === "str" && fd.min) meta.min_length = fd.min;
   if ((fd.kind === "str" || fd.kind === "slug") && fd.max) meta.max_length = fd.max;
   if (fd.kind === "mac") meta.max_length = 18;
   if (fd.kind === "int") {
@@ -101,11 +108,59 @@ const CHANGELOG = {
   last_updated: { type: "datetime", required: false, read_only: true, label: "Last updated" },
 } as const;
 
+const NOTES_URL = { type: "field", required: false, read_only: true, label: "Notes url" } as const;
+
+/**
+ * Models whose API view has Nautobot 1.6's `ContentTypeMetadata` as its `metadata_class`
+ * (`nautobot/extras/api/views.py`), the only views besides those with a status field
+ * (`StatusViewSetMixin`'s `StatusFieldMetadata`, a subclass) that list a content-type field's `choices`.
+ */
+const CONTENT_TYPE_METADATA = new Set([
+  "extras.customfield",
+  "extras.exporttemplate",
+  "extras.imageattachment",
+  "extras.note",
+  "extras.objectchange",
+  "extras.relationship",
+  "extras.relationshipassociation",
+]);
+
+/** Whether OPTIONS lists the choices of the model's content-type fields (see CONTENT_TYPE_METADATA). */
+const showsContentTypeChoices = (model: Model) =>
+  CONTENT_TYPE_METADATA.has(model.key) || model.fieldList.some(([, fd]) => fd.kind === "status");
+
+/**
+ * A field as a nested serializer has it: Nautobot's nested serializers are not versioned, so a field that
+ * is on the wire only at some API versions (`FieldBase.versions`) is described as declared where it is on
+ * (a nested custom field's `name`, off the 1.6 serializer, is writable and required there).
+ */
+function unversioned(target: Model, name: string, fd: FieldDef): FieldDef {
+  const v = fd.versions;
+  if (!v || !fd.hidden) return fd;
+  const at = v.until ?? v.since;
+  return (at && registryAt(at).models.get(target.key)?.fields[name]) || fd;
+}
+
+/**
+ * Whether a nested serializer makes the field required although the model does not: DRF's
+ * `ModelSerializer.get_uniqueness_extra_kwargs` requires every field of a `unique_together` set whose fields
+ * are all in the serializer, unless the model field has a default (Nautobot 1.6's nested device type: its
+ * `slug`, from `(manufacturer, slug)`). Nautobot's full serializers validate uniqueness otherwise.
+ */
+function uniqueRequired(target: Model, names: readonly string[], name: string, fd: FieldDef): boolean {
+  if (fd.readOnly || (fd as { default?: unknown }).default !== undefined) return false;
+  return (target.uniqueTogether ?? []).some(
+    (u) => u.fields.includes(name) && u.fields.every((f) => names.includes(f)),
+  );
+}
+
 /**
  * The `children` of a nested-object field: the target's nested serializer fields (DRF SimpleMetadata),
- * `names` (an FK's `nestedFields`) or the target's `nested` list. A nested FK is itself a read-only nested
- * object with its own children (a device type's `manufacturer`, an interface's `device`, a virtual
- * chassis's `master`), one rendered as a bare id (`cable`, `asId`) a plain writable "field".
+ * `names` (an FK's `nestedFields`, which may name the change-log dates and `notes_url`) or the target's
+ * `nested` list. A nested FK is itself a read-only nested object with its own children (a device type's
+ * `manufacturer`, an interface's `device`), unless the nested serializer declares it writable
+ * (`FkField.nestedWrite`: a virtual chassis's `master`); one rendered as a bare id (`cable`, `asId`) is a
+ * plain writable "field". Choice fields carry their `choices`, as DRF lists them for any writable field.
  */
 function nestedChildren(
   reg: Registry,
@@ -115,8 +170,17 @@ function nestedChildren(
 ): Record<string, unknown> {
   const out: Record<string, unknown> = { ...HEAD };
   for (const n of names) {
-    const fd = target.fields[n];
-    if (!fd || fd.kind === "gfk" || fd.kind === "m2m") continue;
+    if (n === "created" || n === "last_updated") {
+      out[n] = CHANGELOG[n];
+      continue;
+    }
+    if (n === "notes_url") {
+      out[n] = NOTES_URL;
+      continue;
+    }
+    const declared = target.fields[n];
+    if (!declared || declared.kind === "gfk" || declared.kind === "m2m") continue;
+    const fd = unversioned(target, n, declared);
     if (fd.kind === "fk") {
       const meta: Record<string, unknown> = {
         type: "field",
@@ -126,18 +190,26 @@ function nestedChildren(
       };
       if (!fd.asId && n !== "cable") {
         meta.type = "nested object";
-        meta.read_only = true;
+        meta.required = fd.nestedWrite === "required";
+        meta.read_only = !fd.nestedWrite;
         if (depth < MAX_NESTING) meta.children = nestedChildren(reg, reg.get(fd.to), undefined, depth + 1);
       }
       out[n] = meta;
       continue;
     }
     const meta = fieldMeta(target, n, fd);
+    if (uniqueRequired(target, names, n, fd)) meta.required = true;
     if (fd.kind === "computed" && fd.nestedType) meta.type = fd.nestedType;
+    if (fd.kind === "choice" && !fd.readOnly) meta.choices = choicesOf(fd);
     out[n] = meta;
   }
-  return out;
+  // The nested representation's own order (`ModelDef.nestedKeyOrder`), not a slim form's.
+  return target.nestedKeyOrder && names === target.nested ? reordered(out, target.nestedKeyOrder) : out;
 }
+
+/** A choice field's choices as DRF's metadata lists them. */
+const choicesOf = (fd: FieldDef & { kind: "choice" }) =>
+  fd.choices.map(([value, display]) => ({ value, display }));
 
 /**
  * A list of nested objects as DRF describes a `many=True` nested serializer: type "field" with a `child`
@@ -153,6 +225,27 @@ function nestedList(reg: Registry, target: Model, meta: Record<string, unknown>,
   };
 }
 
+/**
+ * A model view's name as Nautobot 1.6's `get_view_name` gives it: the model's verbose name in title case
+ * (acronyms upper case), also for views over a model that are not its own (the interface connections
+ * list is "Interface").
+ */
+export function viewName(model: Model): string {
+  return model.verbose
+    .split(" ")
+    .map((w) =>
+      w.length <= 3 && /^(ip|vrf|vlan|rir|vc)$/i.test(w)
+        ? w.toUpperCase()
+        : w.charAt(0).toUpperCase() + w.slice(1),
+    )
+    .join(" ");
+}
+
+/** The OPTIONS body of a view without actions: its name, description, renderers and parsers. */
+export function viewOptions(name: string, description = ""): Record<string, unknown> {
+  return { name, description, renders: ["application/json", "text/html"], parses: ["application/json"] };
+}
+
 /** Build the OPTIONS body. `scope` list offers POST and PUT, detail only PUT. */
 export async function optionsFor(
   ctx: Ctx,
@@ -163,19 +256,7 @@ export async function optionsFor(
 ): Promise<Record<string, unknown>> {
   const reg = registryAt(DESCRIBED_VERSION);
   const model = reg.get(requested.key);
-  const words = model.verbose
-    .split(" ")
-    .map((w) =>
-      w.length <= 3 && /^(ip|vrf|vlan|rir|vc)$/i.test(w)
-        ? w.toUpperCase()
-        : w.charAt(0).toUpperCase() + w.slice(1),
-    );
-  const body: Record<string, unknown> = {
-    name: words.join(" "),
-    description: VIEW_DESCRIPTION[`${model.app}/${model.path}`] ?? "",
-    renders: ["application/json", "text/html"],
-    parses: ["application/json"],
-  };
+  const body = viewOptions(viewName(model), VIEW_DESCRIPTION[`${model.app}/${model.path}`]);
   if (model.readOnly || !auth.writeEnabled || !auth.actor) return body;
   const fields: Record<string, unknown> = { id: HEAD.id, display: HEAD.display, url: HEAD.url };
   for (const [name, fd] of model.fieldList) {
@@ -188,7 +269,7 @@ export async function optionsFor(
       else meta.children = nestedChildren(reg, target);
     }
     if (fd.kind === "computed" && fd.of) nestedList(reg, reg.get(fd.of.model), meta, true);
-    if (fd.kind === "choice") meta.choices = fd.choices.map(([value, display]) => ({ value, display }));
+    if (fd.kind === "choice") meta.choices = choicesOf(fd);
     if (fd.kind === "status") {
       meta.choices = [...(await statusesFor(ctx, model.key)).values()].map((s) => ({
         value: s.slug,
@@ -202,7 +283,7 @@ export async function optionsFor(
         required: !!fd.required,
         read_only: false,
         label: label(`${name}_type`),
-        choices: ctChoices(reg, cts),
+        ...(showsContentTypeChoices(model) ? { choices: ctChoices(reg, cts) } : {}),
       };
       fields[`${name}_id`] = {
         type: "string",
@@ -210,11 +291,12 @@ export async function optionsFor(
         read_only: false,
         label: label(`${name}_id`),
       };
-      fields[name] = { type: "field", required: false, read_only: true, label: label(name) };
+      // A bare one (a relationship association's source and destination) has no object field.
+      if (!fd.bare) fields[name] = { type: "field", required: false, read_only: true, label: label(name) };
       continue;
     }
-    if (fd.kind === "ct") meta.choices = ctChoices(reg, reg.resolveAllowed(fd.allowed));
-    if (fd.writeOnly) meta.write_only = true;
+    if (fd.kind === "ct" && !fd.readOnly && showsContentTypeChoices(model))
+      meta.choices = ctChoices(reg, reg.resolveAllowed(fd.allowed));
     fields[name] = meta;
   }
   if (model.changelog) Object.assign(fields, CHANGELOG);
@@ -232,8 +314,7 @@ export async function optionsFor(
         children: { ...nestedChildren(reg, reg.get("extras.tag")), ...CHANGELOG },
       },
     };
-  if (hasNotes(model))
-    fields.notes_url = { type: "field", required: false, read_only: true, label: "Notes url" };
+  if (hasNotes(model)) fields.notes_url = NOTES_URL;
   if (model.customFields) {
     fields.custom_fields = { type: "field", required: false, read_only: false, label: "Custom fields" };
     fields.computed_fields = { type: "field", required: false, read_only: true, label: "Computed fields" };
@@ -241,11 +322,21 @@ export async function optionsFor(
   if (hasRelationships(model))
     fields.relationships = { type: "field", required: false, read_only: false, label: "Relationships" };
   // Nautobot: each method only with the model-level permission for it; no `actions` key when none.
+  // Nautobot's serializers that list their fields explicitly in another order (`ModelDef.keyOrder`).
+  const ordered = model.keyOrder ? reordered(fields, model.keyOrder) : fields;
   const actions: Record<string, unknown> = {};
-  if (scope === "list" && may.post) actions.POST = fields;
-  if (may.put) actions.PUT = fields;
+  if (scope === "list" && may.post) actions.POST = ordered;
+  if (may.put) actions.PUT = ordered;
   if (Object.keys(actions).length) body.actions = actions;
   return body;
+}
+
+/** `obj` with `order`'s keys first (those present), then the rest in their order (as the representation). */
+function reordered(obj: Record<string, unknown>, order: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of order) if (k in obj) out[k] = obj[k];
+  for (const [k, v] of Object.entries(obj)) if (!(k in out)) out[k] = v;
+  return out;
 }
 
 /** A content-type choice as Nautobot's OPTIONS shows it: `{"value": "dcim.site", "display": "dcim | site"}`. */

@@ -145,6 +145,7 @@ export const FIELD_TEXT: Readonly<
     slug: { help: "Internal field name. Please use underscores rather than dashes in this slug." },
   },
   "extras/custom-fields": {
+    name: { help: "Human-readable unique name of this field." },
     default: {
       help: 'Default value for the field (must be a JSON value). Encapsulate strings with double quotes (e.g. "Foo").',
     },
@@ -288,6 +289,15 @@ export const FIELD_TEXT: Readonly<
  */
 export const VIEW_DESCRIPTION: Readonly<Record<string, string>> = {
   "extras/statuses": "View and manage custom status choices for objects with a `status` field.",
+  // Nautobot 1.6 `ConnectedDeviceViewSet`'s docstring, as DRF's `get_view_description` gives it.
+  "dcim/connected-device": [
+    "This endpoint allows a user to determine what device (if any) is connected to a given peer device and peer",
+    "interface. This is useful in a situation where a device boots with no configuration, but can detect its neighbors",
+    "via a protocol such as LLDP. Two query parameters must be included in the request:",
+    "",
+    "* `peer_device`: The name of the peer device",
+    "* `peer_interface`: The name of the peer interface",
+  ].join("\n"),
   "extras/webhooks": "Manage Webhooks through DELETE, GET, POST, PUT, and PATCH requests.",
   "extras/object-changes": "Retrieve a list of recent changes.",
   "extras/content-types":

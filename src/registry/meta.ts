@@ -154,6 +154,13 @@ export interface FkField extends FieldBase {
   nestedFields?: readonly string[];
   /** Render the target's brief form as a bare UUID (nested component `cable`). */
   asId?: boolean;
+  /**
+   * How the model's nested serializers declare this FK when they list it (`nested` or an FK's
+   * `nestedFields`), where Nautobot 1.6 does not make it `read_only=True`: a writable nested serializer,
+   * `required` unless declared `required=False` (`NestedVirtualChassisSerializer.master`,
+   * `CircuitCircuitTerminationSerializer.site`). Only OPTIONS shows it (nested writes are not supported).
+   */
+  nestedWrite?: "optional" | "required";
   /** Restrict writable targets: extra equality conditions on the target's columns. */
   limitTo?: Readonly<Record<string, unknown>>;
   /** Filter name exposed as `<name>` with this natural key (slug or name); false disables it. */
@@ -448,6 +455,12 @@ export interface ModelDef {
    * listed follow in their generic order.
    */
   keyOrder?: readonly string[];
+  /**
+   * Key order of the nested representation (and of its OPTIONS `children`) where Nautobot's nested
+   * serializer lists `id`, `url` and `display` elsewhere than first (`NestedVRFSerializer`: `display` after
+   * `rd`). Keys not listed follow in their generic order.
+   */
+  nestedKeyOrder?: readonly string[];
   /** Devices and VMs render config_context. */
   configContext?: boolean;
   /** Read-only endpoint (content types, object changes). */

@@ -390,6 +390,9 @@ export async function represent(
         if (n === "created" || n === "last_updated") obj[n] = row[n] ?? null;
         else if (n === "notes_url") obj.notes_url = `${detailUrl(ctx, model, row.id)}notes/`;
       }
+    } else if (model.nestedKeyOrder) {
+      out.push(reordered(obj, model.nestedKeyOrder));
+      return;
     }
     out.push(obj);
   });

@@ -43,11 +43,14 @@ describe("OPTIONS metadata and images", () => {
     const d = (await s.api("/api/dcim/devices/", { method: "OPTIONS" })).body.actions.POST;
     assert.equal(d.serial.label, "Serial number");
     assert.equal(d.position.help_text, "The lowest-numbered unit occupied by the device");
-    const cl = (await s.api("/api/extras/custom-links/", { method: "OPTIONS" })).body.actions.POST;
+    // Only views with Nautobot's ContentTypeMetadata (or a status field) list content-type choices.
+    const et = (await s.api("/api/extras/export-templates/", { method: "OPTIONS" })).body.actions.POST;
     assert.deepEqual(
-      cl.content_type.choices.find((c: any) => c.value === "dcim.site"),
+      et.content_type.choices.find((c: any) => c.value === "dcim.site"),
       { value: "dcim.site", display: "dcim | site" },
     );
+    const cl = (await s.api("/api/extras/custom-links/", { method: "OPTIONS" })).body.actions.POST;
+    assert.equal(cl.content_type.choices, undefined);
   });
 
   it("device types without images render them as null", async () => {

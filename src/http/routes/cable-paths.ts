@@ -10,6 +10,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { normalizeUuid } from "../../query/filters.ts";
+import { VIEW_DESCRIPTION } from "../../registry/field-text.ts";
 import type { Model } from "../../registry/index.ts";
 import {
   connectedOnly,
@@ -22,6 +23,7 @@ import { AppError, NotFoundError } from "../../service/errors.ts";
 import { boundedFilters, getRow, listRows } from "../../service/read.ts";
 import { nestedFor, represent } from "../../service/represent.ts";
 import { type HttpKit, intParam, queryParams } from "../kit.ts";
+import { viewName, viewOptions } from "../options.ts";
 
 const RO = "GET, HEAD, OPTIONS";
 
@@ -39,16 +41,11 @@ const CONNECTIONS: Array<{ path: string; model: string; filters: string[] }> = [
 /** Trace, paths, connections and the connected-device locator. */
 export async function cablePathRoutes(app: FastifyInstance, { kit }: { kit: HttpKit }): Promise<void> {
   /** GET/HEAD only; OPTIONS describes the view; anything else 405. */
-  const readOnly = (req: FastifyRequest, reply: FastifyReply, name: string): boolean => {
+  const readOnly = (req: FastifyRequest, reply: FastifyReply, name: string, description = ""): boolean => {
     reply.header("Allow", RO);
     if (req.method === "GET" || req.method === "HEAD") return true;
     if (req.method === "OPTIONS") {
-      kit.send(req, reply, 200, {
-        name,
-        description: "",
-        renders: ["application/json", "text/html"],
-        parses: ["application/json"],
-      });
+      kit.send(req, reply, 200, viewOptions(name, description));
       return false;
     }
     throw new AppError(405, `Method "${req.method}" not allowed.`);
@@ -85,7 +82,8 @@ export async function cablePathRoutes(app: FastifyInstance, { kit }: { kit: Http
     app.all(`/api/dcim/${c.path}/`, async (req, reply) => {
       const model = kit.reg.get(c.model);
       kit.need(req, model, "view");
-      if (!readOnly(req, reply, c.path.replace("-", " "))) return reply;
+      // Nautobot 1.6 names these views after their model ("Interface", "Console Port").
+      if (!readOnly(req, reply, viewName(model))) return reply;
       const ctx = kit.ctxFor(req);
       const all = queryParams(req.url, req);
       boundedFilters(new Map([...all].filter(([k]) => c.filters.includes(k))));
@@ -150,7 +148,8 @@ export async function cablePathRoutes(app: FastifyInstance, { kit }: { kit: Http
   }
 
   app.all("/api/dcim/connected-device/", async (req, reply) => {
-    if (!readOnly(req, reply, "Connected Device Locator")) return reply;
+    if (!readOnly(req, reply, "Connected Device Locator", VIEW_DESCRIPTION["dcim/connected-device"]))
+      return reply;
     const q = queryParams(req.url, req);
     boundedFilters(new Map([...q].filter(([k]) => k === "peer_device" || k === "peer_interface")));
     const peerDevice = q.get("peer_device")?.[0];

@@ -200,9 +200,10 @@ export const circuitTermination = defineModel({
   fields: {
     circuit: f.rfk("circuits.circuit", "CASCADE", { filterKey: "cid" }),
     term_side: f.choice(TERM_SIDES, { plain: true, required: true, label: "Termination" }),
-    site: f.ofk("dcim.site", "PROTECT"),
-    location: f.ofk("dcim.location", "PROTECT"),
-    provider_network: f.ofk("circuits.providernetwork", "PROTECT"),
+    // Declared writable in Nautobot 1.6 `CircuitCircuitTerminationSerializer` (a circuit's `termination_a/z`).
+    site: f.ofk("dcim.site", "PROTECT", { nestedWrite: "required" }),
+    location: f.ofk("dcim.location", "PROTECT", { nestedWrite: "optional" }),
+    provider_network: f.ofk("circuits.providernetwork", "PROTECT", { nestedWrite: "required" }),
     port_speed: f.int({ nullable: true, min: 0, max: 2_147_483_647 }),
     upstream_speed: f.int({ nullable: true, min: 0, max: 2_147_483_647 }),
     xconnect_id: f.str(50, { default: "" }),

@@ -84,6 +84,8 @@ export const interfaceRedundancyGroup = defineModel({
   keyOrder: [
     "id",
     "display",
+    "relationships",
+    "computed_fields",
     "custom_fields",
     "notes_url",
     "tags",

@@ -1044,10 +1044,12 @@ export const virtualChassis = defineModel({
   fields: {
     name: f.name(64),
     domain: f.str(30, { default: "" }),
-    master: f.ofk("dcim.device", "PROTECT", { filterKey: "name" }),
+    // Nautobot 1.6 `NestedVirtualChassisSerializer.master` is a writable nested device.
+    master: f.ofk("dcim.device", "PROTECT", { filterKey: "name", nestedWrite: "required" }),
     member_count: f.count("dcim.device", "virtual_chassis"),
   },
   nested: ["name", "master", "member_count"],
+  nestedKeyOrder: ["display", "id", "name", "url"], // Nautobot 1.6 `NestedVirtualChassisSerializer`
   ordering: ["name"],
   search: ["domain", "<dcim.device.virtual_chassis.name", "name"],
   filters: {

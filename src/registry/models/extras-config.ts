@@ -126,7 +126,8 @@ export const secretsGroupAssociation = defineModel({
     group: f.rfk("extras.secretsgroup", "CASCADE", { filterKey: "slug" }),
     access_type: f.choice(ACCESS_TYPES, { required: true, plain: true }),
     secret_type: f.choice(SECRET_TYPES, { required: true, plain: true }),
-    secret: f.rfk("extras.secret", "CASCADE", { filterKey: "slug" }),
+    // Nautobot 1.6 `SecretsGroupAssociationSerializer` (a secrets group's `secrets`) declares it writable.
+    secret: f.rfk("extras.secret", "CASCADE", { filterKey: "slug", nestedWrite: "required" }),
   },
   nested: ["access_type", "secret_type", "secret"],
   displayUses: ["group", "secret"],

@@ -361,8 +361,9 @@ export const dynamicGroupMembership = defineModel({
   verbose: "dynamic group membership",
   path: "dynamic-group-memberships",
   fields: {
-    group: f.rfk("extras.dynamicgroup", "CASCADE", { filterKey: "slug" }),
-    parent_group: f.rfk("extras.dynamicgroup", "CASCADE", { filterKey: "slug" }),
+    // Writable in Nautobot 1.6 `NestedDynamicGroupMembershipSerializer` (a dynamic group's `children`).
+    group: f.rfk("extras.dynamicgroup", "CASCADE", { filterKey: "slug", nestedWrite: "required" }),
+    parent_group: f.rfk("extras.dynamicgroup", "CASCADE", { filterKey: "slug", nestedWrite: "required" }),
     operator: f.choice(DYNAMIC_GROUP_OPERATORS, { required: true, plain: true }),
     weight: f.int({ required: true, min: 0, max: 32_767 }),
   },

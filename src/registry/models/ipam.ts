@@ -151,6 +151,7 @@ export const vrf = defineModel({
     prefix_count: f.count("ipam.prefix", "vrf"),
   },
   nested: ["name", "rd", "prefix_count"],
+  nestedKeyOrder: ["id", "url", "name", "rd", "display"], // Nautobot 1.6 `NestedVRFSerializer.Meta.fields`
   display: (r) => (r.rd ? `${r.name} (${r.rd})` : r.name),
   ordering: ["name", "rd"],
   search: ["description", "name", "rd"],
