@@ -105,8 +105,8 @@ function spawnRenderer(lane: Lane, heapMb: number): Renderer {
   }
   let started: (ok: boolean) => void = () => {};
   const ready = new Promise<boolean>((resolve) => {
+    // Not unref'd: someone waits for this process, so the event loop stays alive until it is ready.
     const hung = setTimeout(() => proc.kill("SIGKILL"), RENDERER_START_MS);
-    hung.unref();
     started = (ok) => {
       clearTimeout(hung);
       resolve(ok);
