@@ -24,7 +24,8 @@ describe("webhooks and permissions in Chromium", () => {
     mkdirSync(SHOTS, { recursive: true });
     s = await startServer(
       {},
-      { worker: { retryBaseMs: 60_000, timeoutMs: 2000, leaseMs: 5000, pollMs: 100 } },
+      // Request timeout and lease far above a loopback answer (issue 24: a busy machine is slow, not broken).
+      { worker: { retryBaseMs: 60_000, timeoutMs: 20_000, leaseMs: 60_000, pollMs: 100 } },
     );
     browser = await chromium.launch({
       executablePath: CHROMIUM,

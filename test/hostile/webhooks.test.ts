@@ -30,7 +30,8 @@ describe("hostile webhooks", () => {
   before(async () => {
     s = await startServer(
       { webhookMaxAttempts: 1 },
-      { worker: { timeoutMs: 3000, retryBaseMs: 50, leaseMs: 30000, pollMs: 100 } },
+      // Request timeout and lease far above a loopback answer (issue 24: a busy machine is slow, not broken).
+      { worker: { timeoutMs: 20_000, retryBaseMs: 50, leaseMs: 60_000, pollMs: 100 } },
     );
     rx = await startReceiver();
     dir = mkdtempSync(join(tmpdir(), "inventory-hostile-"));
@@ -65,11 +66,18 @@ describe("hostile webhooks", () => {
     (await s.api(`/api/extras/webhook-deliveries/?webhook_id=${webhookId}`)).body.results as any[];
 
   it("a template bomb is a failed attempt within its budget; other webhooks and the API keep going", async () => {
+    // Baseline: saving a plain webhook on this machine, now (issue 24: a busy machine is slower).
+    const g0 = Date.now();
+    const good = await hook("good", {});
+    const baseline = Date.now() - g0;
     const t0 = Date.now();
     const bomb = await hook("bomb", { body_template: NESTED });
     const range = await hook("range", { body_template: "{% for i in range(100000000) %}x{% endfor %}" });
-    assert.ok(Date.now() - t0 < 2000, "saving a bomb template does not run it");
-    const good = await hook("good", {});
+    const saving = Date.now() - t0;
+    assert.ok(
+      saving < Math.max(2000, 20 * baseline),
+      `saving a bomb template does not run it (${saving} ms)`,
+    );
     rx.requests.length = 0;
     const healthTimes: number[] = [];
     let polling = true;
@@ -106,7 +114,8 @@ describe("hostile webhooks", () => {
     assert.ok(failed.some((d) => /range\(\) of 100000000 items exceeds/.test(d.last_error)));
     polling = false;
     await poll;
-    assert.ok(Math.max(...healthTimes) < 1000, `health took up to ${Math.max(...healthTimes)} ms`);
+    // A bomb rendered on the event loop would hold it for minutes; a busy machine answers within seconds.
+    assert.ok(Math.max(...healthTimes) < 10_000, `health took up to ${Math.max(...healthTimes)} ms`);
     assert.equal((await deliveries(good)).filter((d) => d.state.value === "succeeded").length, 5);
     for (const id of [bomb, range, good]) await s.api(`/api/extras/webhooks/${id}/`, { method: "DELETE" });
   });
