@@ -103,7 +103,7 @@ export async function actorById(store: Store, id: string): Promise<Actor | undef
     .select(["id", "username", "is_active", "is_superuser"])
     .where("id", "=", id)
     .executeTakeFirst();
-  if (!user || !user.is_active) return undefined;
+  if (!user?.is_active) return undefined;
   return { id: user.id, username: user.username, isSuperuser: !!user.is_superuser };
 }
 
