@@ -46,6 +46,16 @@ describe("GraphQL budgets", () => {
     return { result, ms, worstHealth: Math.max(...times) };
   };
 
+  /**
+   * The bound of a quick answer: 2 s, or 20 × what a small query takes on this (shared, busy) machine now
+   * when that is more (issue 24: deadlines detect hangs, not speed).
+   */
+  const quickLimit = async () => {
+    const t0 = performance.now();
+    assert.equal((await gql("{ sites { name } }")).status, 200);
+    return Math.max(2000, 20 * (performance.now() - t0));
+  };
+
   /** What /health takes on this (shared, busy) machine without hostile work: the limit's baseline. */
   const healthLimit = async () => {
     // The schema is built by the first query (once per set of custom fields): not what is measured here.
@@ -101,6 +111,7 @@ describe("GraphQL budgets", () => {
 
   it("rejects a fanning-out query before execution, quickly, and keeps normal queries allowed", async () => {
     const limit = await healthLimit();
+    const quick = await quickLimit();
     const fanOut =
       "{ devices { interfaces { name device { interfaces { name device { interfaces { name device { name } } } } } } } }";
     const { result, ms, worstHealth } = await withHealth(() =>
@@ -112,7 +123,7 @@ describe("GraphQL budgets", () => {
       assert.match(r.body.errors[0].message, /may build about [\d,]+ objects; the limit is 1,000,000/);
       assert.equal(r.headers.get("x-sql-queries"), null, "no SQL ran for the query");
     }
-    assert.ok(ms < 2000, `4 rejections took ${ms} ms`);
+    assert.ok(ms < quick, `4 rejections took ${ms} ms (bound ${quick} ms)`);
     assert.ok(worstHealth < limit, `/health took up to ${worstHealth} ms (limit ${limit} ms)`);
     // A limit argument is what the estimate multiplies by: the same shape with small pages passes.
     const paged = await gql(
@@ -134,6 +145,7 @@ describe("GraphQL budgets", () => {
 
   it("rejects a fragment bomb before execution, quickly, counting __typename, with fragment cycles refused", async () => {
     const limit = await healthLimit();
+    const quick = await quickLimit();
     const levels = 22;
     let doc = "query { devices { ...F" + levels + " } }\nfragment F0 on DeviceType { __typename }\n";
     for (let i = 1; i <= levels; i++) doc += `fragment F${i} on DeviceType { ...F${i - 1} ...F${i - 1} }\n`;
@@ -144,7 +156,7 @@ describe("GraphQL budgets", () => {
       result.body.errors.map((e: { message: string }) => e.message).join("\n"),
       /selects 4,194,305 fields \(fragments expanded\); the limit is 500/,
     );
-    assert.ok(ms < 2000, `the rejection took ${ms} ms`);
+    assert.ok(ms < quick, `the rejection took ${ms} ms (bound ${quick} ms)`);
     assert.ok(worstHealth < limit, `/health took up to ${worstHealth} ms (limit ${limit} ms)`);
     // Many levels deeper (2^200 fields) is just as quick.
     let deeper = "query { devices { ...G200 } }\nfragment G0 on DeviceType { __typename }\n";
@@ -153,7 +165,10 @@ describe("GraphQL budgets", () => {
     const far = await gql(deeper);
     assert.equal(far.status, 400);
     assert.match(JSON.stringify(far.body.errors), /selects [\d,e+]+ fields|selects infinitely many fields/);
-    assert.ok(performance.now() - t0 < 2000, `200 levels took ${performance.now() - t0} ms`);
+    assert.ok(
+      performance.now() - t0 < quick,
+      `200 levels took ${performance.now() - t0} ms (bound ${quick} ms)`,
+    );
     const cycle = await gql(
       "query { devices { ...A } } fragment A on DeviceType { name ...B } fragment B on DeviceType { ...A }",
     );

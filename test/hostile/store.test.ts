@@ -33,6 +33,10 @@ describe("hostile filters", () => {
   });
 
   it("a backtracking pattern answers within a second and the server keeps serving", async () => {
+    // A second, or 20 × a plain filtered list on this machine now when that is more (issue 24: a busy machine).
+    const b0 = performance.now();
+    assert.equal((await s.api("/api/tenancy/tenants/?name=x")).status, 200);
+    const bound = Math.max(1000, 20 * (performance.now() - b0));
     const t0 = performance.now();
     const pending = s.api(`/api/tenancy/tenants/?name__re=${encodeURIComponent("^(.*.*)*!$")}`);
     const health = await fetch(`${s.url}/health`);
@@ -42,7 +46,7 @@ describe("hostile filters", () => {
     assert.equal(r.body.count, 0);
     const r2 = await s.api(`/api/tenancy/tenants/?description__re=${encodeURIComponent("(a+)+$")}`);
     assert.equal(r2.body.count, 20);
-    assert.ok(performance.now() - t0 < 1000, `took ${performance.now() - t0} ms`);
+    assert.ok(performance.now() - t0 < bound, `took ${performance.now() - t0} ms (bound ${bound} ms)`);
   });
 
   it("__re, __nre, __ire and __nire still match", async () => {
