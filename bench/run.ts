@@ -20,6 +20,7 @@ import { createToken, ensureSuperuser } from "../src/service/accounts.ts";
 import { openStore } from "../src/store/db.ts";
 import { migrate } from "../src/store/migrate.ts";
 import { type ReplicaPair, startReplicaPair } from "../test/helpers/pg-replica.ts";
+import { type FeedFigures, feedBench } from "./feed.ts";
 import { grow } from "./seed.ts";
 import { type WebhookFigures, webhookBench } from "./webhooks.ts";
 
@@ -33,6 +34,9 @@ const { values: args } = parseArgs({
     connections: { type: "string", default: "10" },
     "webhook-changes": { type: "string", default: "200" },
     "webhook-bulk": { type: "string", default: "500" },
+    // Issue 26: changes read through the change feed, and writes timed to the change stream.
+    "feed-changes": { type: "string", default: "50000" },
+    "feed-writes": { type: "string", default: "200" },
     "only-webhooks": { type: "boolean", default: false },
     // Only the request scenarios whose name contains one of these comma-separated texts (and the floor);
     // no bulk or webhook figures.
@@ -537,6 +541,22 @@ for (const n of only ? [] : [1, 10]) {
     `  webhooks ×${n}: commit→delivery p50 ${w.p50Ms} ms p99 ${w.p99Ms} ms; ${w.deliveriesPerSec.toFixed(0)} deliveries/s`,
   );
 }
+// 7. Change feed (issue 26): 50,000 changes read through the feed in pages of 1,000, and commit-to-stream
+// latency with the stream on this server and the writes through a second process.
+let feedResult: FeedFigures | null = null;
+if (!args["only-webhooks"] && (!only || only.some((o) => o.includes("feed")))) {
+  const wport = port + 200;
+  const writer = await startServe(wport, ["--no-worker"]);
+  feedResult = await feedBench(base, `http://127.0.0.1:${wport}`, headers, {
+    want: Number(args["feed-changes"]),
+    writes: Number(args["feed-writes"]),
+  });
+  writer.kill("SIGTERM");
+  await new Promise((r) => writer.once("exit", r));
+  log(
+    `  change feed: ${feedResult.changesRead} changes read in ${feedResult.readSeconds.toFixed(2)} s, ${feedResult.changesPerSec.toFixed(0)} changes/s; commit→stream (2 processes) p50 ${feedResult.streamP50Ms} ms p99 ${feedResult.streamP99Ms} ms (${feedResult.streamEvents} events)`,
+  );
+}
 child.kill("SIGTERM");
 
 const floor = Number(results[0]!.rps) || 1;
@@ -571,6 +591,18 @@ const wtable = new Table({ head: ["webhooks matching", "commit→delivery p50 ms
 for (const w of webhookResults)
   wtable.push([String(w.webhooks), String(w.p50Ms), String(w.p99Ms), w.deliveriesPerSec.toFixed(0)]);
 log(wtable.toString());
+if (feedResult) {
+  const ftable = new Table({
+    head: ["change feed", "changes/s (pages of 1,000)", "commit→stream p50 ms", "p99 ms"],
+  });
+  ftable.push([
+    `${feedResult.changesRead} changes`,
+    feedResult.changesPerSec.toFixed(0),
+    String(feedResult.streamP50Ms),
+    String(feedResult.streamP99Ms),
+  ]);
+  log(ftable.toString());
+}
 mkdirSync("bench/results", { recursive: true });
 const out = join(
   "bench/results",
@@ -588,6 +620,7 @@ writeFileSync(
       results,
       bulk: bulkResults,
       webhooks: webhookResults,
+      feed: feedResult,
     },
     null,
     2,

@@ -156,34 +156,38 @@ export async function readFeed(ctx: Ctx, q: FeedQuery): Promise<FeedPage> {
   if (q.requestId !== undefined) conds.push(sql<boolean>`c.request_id = ${q.requestId}`);
   const perm = await feedRestriction(ctx);
   if (perm) conds.push(perm);
-  const r = await sql<
-    Record<string, unknown>
-  >`SELECT c.id, c.seq, c.time, c.user_id, c.user_name, c.request_id,
-      c.action, c.changed_object_type, c.changed_object_id, c.object_repr, c.object_data, c.prechange_data
+  const r = await sql<{ seq: unknown; entry: string }>`SELECT c.seq, ${entrySql(ctx)} AS entry
     FROM extras_objectchange AS c WHERE ${sql.join(conds, sql` AND `)}
     ORDER BY c.seq LIMIT ${Math.max(1, Math.min(FEED_MAX_LIMIT, q.limit))}`.execute(ctx.db);
-  const entries: string[] = [];
-  const seqs: number[] = [];
-  for (const row of r.rows) {
-    const seq = Number(row.seq);
-    seqs.push(seq);
-    entries.push(entryJson(row, seq));
+  const n = r.rows.length;
+  const entries = new Array<string>(n);
+  const seqs = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
+    const row = r.rows[i]!;
+    seqs[i] = Number(row.seq);
+    entries[i] = row.entry;
   }
-  return { entries, seqs, next: seqs.length ? seqs[seqs.length - 1]! : q.after };
+  return { entries, seqs, next: n ? seqs[n - 1]! : q.after };
 }
 
-/** A stored JSON column as JSON text ("null" when empty): written by us, so spliced in unparsed. */
-const jsonText = (v: unknown): string =>
-  v === null || v === undefined || v === "" ? "null" : typeof v === "string" ? v : JSON.stringify(v);
-
-/** One feed entry's JSON text; `before`/`after` are the representations before and after the change. */
-function entryJson(row: Record<string, unknown>, seq: number): string {
-  const action = String(row.action);
-  const data = jsonText(row.object_data);
-  const before = action === "delete" ? data : action === "update" ? jsonText(row.prechange_data) : "null";
-  const after = action === "delete" ? "null" : data;
-  const user = row.user_id === null || row.user_id === undefined ? null : String(row.user_id);
-  return `{"seq":${seq},"id":${JSON.stringify(String(row.id))},"time":${JSON.stringify(String(row.time))},"user":${JSON.stringify(user)},"user_name":${JSON.stringify(row.user_name ?? null)},"request_id":${JSON.stringify(row.request_id ?? null)},"action":${JSON.stringify(action)},"changed_object_type":${JSON.stringify(row.changed_object_type)},"changed_object_id":${JSON.stringify(row.changed_object_id)},"object_repr":${JSON.stringify(row.object_repr ?? "")},"before":${before},"after":${after}}`;
+/**
+ * One feed entry's JSON text, built by the database (issue 26, feed read speed: no row objects of twelve
+ * columns, no per-row JSON work in the process): {seq, id, time, user, user_name, request_id, action,
+ * changed_object_type, changed_object_id, object_repr, before, after}. `before`/`after` are the stored
+ * representations spliced in unparsed (JSON text written by us; "null" when empty): a delete's data is
+ * its before, an update's prechange data its before, a create has no before.
+ */
+function entrySql(ctx: Ctx): ReturnType<typeof sql<string>> {
+  const q = (col: string) => ctx.store.dialect.jsonQuote(sql.ref(`c.${col}`));
+  const data = sql`CASE WHEN c.object_data IS NULL OR c.object_data = '' THEN 'null' ELSE c.object_data END`;
+  const pre = sql`CASE WHEN c.prechange_data IS NULL OR c.prechange_data = '' THEN 'null' ELSE c.prechange_data END`;
+  const before = sql`CASE c.action WHEN 'delete' THEN ${data} WHEN 'update' THEN ${pre} ELSE 'null' END`;
+  const after = sql`CASE c.action WHEN 'delete' THEN 'null' ELSE ${data} END`;
+  return sql<string>`concat('{"seq":', c.seq, ',"id":', ${q("id")}, ',"time":', ${q("time")}, ',"user":', ${q("user_id")},
+    ',"user_name":', ${q("user_name")}, ',"request_id":', ${q("request_id")}, ',"action":', ${q("action")},
+    ',"changed_object_type":', ${q("changed_object_type")}, ',"changed_object_id":', ${q("changed_object_id")},
+    ',"object_repr":', ${ctx.store.dialect.jsonQuote(sql`coalesce(c.object_repr, '')`)}, ',"before":', ${before},
+    ',"after":', ${after}, '}')`;
 }
 
 /**

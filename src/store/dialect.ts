@@ -133,6 +133,8 @@ export interface Dialect {
   regex(expr: RawBuilder<unknown>, pattern: string, caseInsensitive: boolean): RawBuilder<boolean>;
   /** Text of a JSON object member: `data ->> key`. */
   jsonText(column: RawBuilder<unknown>, key: string): RawBuilder<unknown>;
+  /** `expr` as a JSON text value: a quoted, escaped string, or `null` for NULL (SQLite `json_quote`). */
+  jsonQuote(expr: RawBuilder<unknown>): RawBuilder<string>;
   /** The n-th (1-based) bind placeholder in raw SQL text. */
   placeholder(n: number): string;
   /** Row-lock clause of a claiming SELECT on table alias `alias` (PostgreSQL `FOR UPDATE OF a SKIP LOCKED`; "" on SQLite, which serialises writers). */
@@ -294,6 +296,7 @@ export const sqliteDialect: Dialect = {
   iequals: (expr, value) => sql<boolean>`ulower(${expr}) = ulower(${value})`,
   regex: (expr, pattern, ci) => sql<boolean>`regexp(${ci ? `(?i)${pattern}` : pattern}, ${expr})`,
   jsonText: (column, key) => sql`json_extract(${column}, ${`$."${key}"`})`,
+  jsonQuote: (expr) => sql<string>`json_quote(${expr})`,
   placeholder: () => "?",
   skipLocked: () => "",
   notifySql: () => undefined,
@@ -382,6 +385,7 @@ export const postgresDialect: Dialect = {
   regex: (expr, pattern, ci) =>
     ci ? sql<boolean>`(${expr})::text ~* ${pattern}` : sql<boolean>`(${expr})::text ~ ${pattern}`,
   jsonText: (column, key) => sql`((${column})::jsonb ->> ${key})`,
+  jsonQuote: (expr) => sql<string>`coalesce(to_json((${expr})::text)::text, 'null')`,
   placeholder: (n) => `$${n}`,
   skipLocked: (alias) => ` FOR UPDATE OF ${alias} SKIP LOCKED`,
   notifySql: (channel) => `NOTIFY "${channel.replace(/"/g, "")}"`,
