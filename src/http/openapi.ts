@@ -65,11 +65,13 @@ function outSchema(reg: Registry, m: Model, name: string, fd: FieldDef, mode: "f
     case "json":
       return {};
     case "choice":
-      return fd.plain ? { type: "string" } : { ...CHOICE_OUT, nullable: true };
+      return fd.plain || (fd.nestedAuto && mode === "nested")
+        ? { type: "string" }
+        : { ...CHOICE_OUT, nullable: true };
     case "status":
       return { ...CHOICE_OUT, nullable: true };
     case "fk": {
-      if (mode !== "full" && (fd.asId === true || name === "cable")) return { ...UUID, nullable: true };
+      if (fd.asId === true || (mode !== "full" && name === "cable")) return { ...UUID, nullable: true };
       const target = reg.get(fd.to);
       // Nested objects of FKs may be the display-only form: id, url, display only are guaranteed.
       return refNullable(`Nested${componentName(target)}`, true);

@@ -200,6 +200,11 @@ function nestedChildren(
     const meta = fieldMeta(target, n, fd);
     if (uniqueRequired(target, names, n, fd)) meta.required = true;
     if (fd.kind === "computed" && fd.nestedType) meta.type = fd.nestedType;
+    if (fd.kind === "choice" && fd.nestedAuto) {
+      meta.type = "choice";
+      meta.required = fd.nestedAuto.required;
+      if (fd.nestedAuto.label) meta.label = fd.nestedAuto.label;
+    }
     if (fd.kind === "choice" && !fd.readOnly) meta.choices = choicesOf(fd);
     out[n] = meta;
   }

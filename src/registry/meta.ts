@@ -139,6 +139,13 @@ export interface ChoiceField extends FieldBase {
   choices: Choices;
   /** Rendered as the bare value both ways (DRF auto ChoiceField, "plain-choice"). */
   plain?: boolean;
+  /**
+   * In nested forms, DRF's plain ChoiceField derived from the model field, as the model's nested serializer
+   * does not declare the field (Nautobot 1.6 `NestedDeviceRedundancyGroupSerializer` `failover_strategy`,
+   * `NestedInterfaceRedundancyGroupSerializer` `protocol`): the bare value, and in OPTIONS the model field's
+   * `label` (verbose_name) and `required` (false for a field with `blank=True` or a default).
+   */
+  nestedAuto?: { label?: string; required: boolean };
   /** Values are integers (rack width). */
   int?: boolean;
   default?: string | number;
@@ -152,7 +159,10 @@ export interface FkField extends FieldBase {
   rejectNull?: boolean;
   /** Render with this list of target fields instead of the target's nested representation. */
   nestedFields?: readonly string[];
-  /** Render the target's brief form as a bare UUID (nested component `cable`). */
+  /**
+   * Render as a bare UUID in every form (Nautobot 1.6 serializers' `PrimaryKeyRelatedField`: inventory item
+   * `parent`, device redundancy group `secrets_group`); written as a UUID too.
+   */
   asId?: boolean;
   /**
    * How the model's nested serializers declare this FK when they list it (`nested` or an FK's

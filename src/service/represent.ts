@@ -90,9 +90,13 @@ function fieldsFor(model: Model, mode: Mode): Array<readonly [string, FieldDef]>
   return list;
 }
 
-/** Whether an FK renders as a bare id in this mode (nested component `cable`). */
+/**
+ * Whether an FK renders as a bare id in this mode: always where declared `asId` (Nautobot 1.6's
+ * `PrimaryKeyRelatedField`s: inventory item `parent`, device redundancy group `secrets_group`), in nested
+ * forms for a component's `cable`.
+ */
 function fkAsId(name: string, fd: FkField, mode: Mode): boolean {
-  return mode !== "full" && (fd.asId === true || name === "cable");
+  return fd.asId === true || (mode !== "full" && name === "cable");
 }
 
 /** Nested representations of `ids` of a model, from the request cache or loaded set-wise. */
@@ -127,7 +131,7 @@ export async function nestedFor(
   return cached(model.key, "nested");
 }
 
-function renderScalar(fd: FieldDef, v: unknown): unknown {
+function renderScalar(fd: FieldDef, v: unknown, mode: Mode): unknown {
   if (fd.hashed) return null;
   switch (fd.kind) {
     case "str":
@@ -148,7 +152,7 @@ function renderScalar(fd: FieldDef, v: unknown): unknown {
     case "json":
       return v === null || v === undefined ? (fd.default ?? null) : JSON.parse(v as string);
     case "choice": {
-      if (fd.plain) return v ?? "";
+      if (fd.plain || (fd.nestedAuto && mode !== "full")) return v ?? "";
       if (v === null || v === undefined || v === "") return null;
       const c = fd.choices.find(([val]) => val === v || String(val) === String(v));
       return { value: fd.int ? Number(v) : v, label: c ? c[1] : String(v) };
@@ -360,7 +364,7 @@ export async function represent(
           break;
         }
         default:
-          obj[name] = renderScalar(fd, row[name]);
+          obj[name] = renderScalar(fd, row[name], mode);
       }
     }
     if (mode === "full") {

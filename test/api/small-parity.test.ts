@@ -4,6 +4,7 @@
  * undefined custom-field keys kept, `/health/` and `/api/status/` bodies, note slugs, relationship
  * content types, annotated counts left out of create responses and of related objects, slim nested forms
  * with their stamps, and dynamic-group members in the member model's plain serializer.
+ * Redundancy groups and inventory items: nested plain choices, bare-id FKs, a required protocol.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -270,5 +271,85 @@ describe("small parity differences with Nautobot 1.6.32 (issue 24)", () => {
     assert.ok(keys.includes("custom_fields"));
     const opted = await s.api(`/api/extras/dynamic-groups/${group.id}/members/?include=computed_fields`);
     assert.deepEqual(opted.body.results[0].computed_fields, {});
+  });
+
+  it("redundancy groups and inventory items: nested choices, bare ids and required fields as Nautobot's", async () => {
+    const site = await post("/api/dcim/sites/", { name: "Red site", status: "active" });
+    const mfr = await post("/api/dcim/manufacturers/", { name: "Red mfr" });
+    const dt = await post("/api/dcim/device-types/", { manufacturer: mfr.id, model: "R1" });
+    const role = await post("/api/dcim/device-roles/", { name: "Red role" });
+    const sg = await post("/api/extras/secrets-groups/", { name: "Red secrets" });
+    // Nautobot 1.6 `DeviceRedundancyGroupSerializer.secrets_group`: a PrimaryKeyRelatedField.
+    const drg = await post("/api/dcim/device-redundancy-groups/", {
+      name: "Red group",
+      status: "active",
+      failover_strategy: "active-active",
+      secrets_group: sg.id,
+    });
+    assert.equal(drg.secrets_group, sg.id);
+    assert.equal((await s.api(`/api/dcim/device-redundancy-groups/${drg.id}/`)).body.secrets_group, sg.id);
+    const dev = await post("/api/dcim/devices/", {
+      name: "red-dev",
+      device_type: dt.id,
+      device_role: role.id,
+      site: site.id,
+      status: "active",
+      device_redundancy_group: drg.id,
+      device_redundancy_group_priority: 1,
+    });
+    // The nested serializer's plain ChoiceField: the bare value.
+    const nestedDrg = (await s.api(`/api/dcim/devices/${dev.id}/`)).body.device_redundancy_group;
+    assert.deepEqual(Object.keys(nestedDrg), ["display", "id", "url", "name", "slug", "failover_strategy"]);
+    assert.equal(nestedDrg.failover_strategy, "active-active");
+
+    const bad = (body: object) =>
+      s.api("/api/dcim/interface-redundancy-groups/", {
+        method: "POST",
+        body: { status: "active", ...body },
+      });
+    const missing = await bad({ name: "Red irg 0" });
+    assert.equal(missing.status, 400);
+    assert.deepEqual(missing.body.protocol, ["This field is required."]);
+    const blank = await bad({ name: "Red irg 1", protocol: "" });
+    assert.equal(blank.status, 400);
+    assert.deepEqual(blank.body.protocol, ["This field may not be blank."]);
+    // Nautobot's PrimaryKeyRelatedField reads a UUID; an unknown one names the field.
+    const unknown = await s.api("/api/dcim/inventory-items/", {
+      method: "POST",
+      body: {
+        device: "00000000-0000-0000-0000-000000000000",
+        name: "x",
+        parent: "00000000-0000-0000-0000-000000000000",
+      },
+    });
+    assert.equal(unknown.status, 400);
+    assert.ok(unknown.body.parent, JSON.stringify(unknown.body));
+    const irg = await post("/api/dcim/interface-redundancy-groups/", {
+      name: "Red irg",
+      status: "active",
+      protocol: "hsrp",
+    });
+    const iface = await post("/api/dcim/interfaces/", { device: dev.id, name: "eth0", type: "1000base-t" });
+    const assoc = await post("/api/dcim/interface-redundancy-group-associations/", {
+      interface_redundancy_group: irg.id,
+      interface: iface.id,
+      priority: 1,
+    });
+    assert.deepEqual(Object.keys(assoc.interface_redundancy_group), [
+      "display",
+      "id",
+      "url",
+      "name",
+      "protocol",
+    ]);
+    assert.equal(assoc.interface_redundancy_group.protocol, "hsrp");
+
+    // Nautobot 1.6 `InventoryItemSerializer.parent`: a PrimaryKeyRelatedField.
+    const top = await post("/api/dcim/inventory-items/", { device: dev.id, name: "Red top" });
+    assert.equal(top.parent, null);
+    const sub = await post("/api/dcim/inventory-items/", { device: dev.id, name: "Red sub", parent: top.id });
+    assert.equal(sub.parent, top.id);
+    const list = await s.api(`/api/dcim/inventory-items/?id=${sub.id}`);
+    assert.equal(list.body.results[0].parent, top.id);
   });
 });

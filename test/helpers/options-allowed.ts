@@ -119,32 +119,12 @@ export const ALLOWED: readonly Allowance[] = [
     attrs: ["type", "max_length"],
   },
   // --- known differences, in GET too (README "Known differences not fixed yet") ----------------------
-  ...[
-    ["dcim/device-redundancy-groups", "POST.secrets_group"],
-    ["dcim/inventory-items", "POST.parent"],
-  ].map(([endpoint, path]) => ({
-    why: "Nautobot renders this FK as a bare id (PrimaryKeyRelatedField); we render the nested object",
-    endpoint: endpoint!,
-    path: path!,
-    attrs: ["type", "children"],
-  })),
-  ...[
-    ["dcim/devices", "POST.device_redundancy_group.children.failover_strategy"],
-    ["dcim/interface-redundancy-group-associations", "POST.interface_redundancy_group.children.protocol"],
-  ].map(([endpoint, path]) => ({
-    why: "Nautobot's nested serializer has this plain choice too; our nested representation leaves it out",
-    endpoint: endpoint!,
-    path: path!,
-    attrs: ["present"],
-  })),
   {
-    why: 'Nautobot\'s `fields = "__all__"` serializer: a required protocol, datetime `created`, and a nested association without its links',
+    why: 'Nautobot\'s `fields = "__all__"` serializer: datetime `created`, and a nested association without its links',
     endpoint: "dcim/interface-redundancy-groups",
     path: "POST.*",
-    attrs: ["required", "type", "present"],
-    when: (d) =>
-      ["POST.protocol", "POST.created"].includes(d.path) ||
-      d.path.startsWith("POST.interfaces.child.children."),
+    attrs: ["type", "present"],
+    when: (d) => d.path === "POST.created" || d.path.startsWith("POST.interfaces.child.children."),
   },
   {
     why: "a rack reservation without a user is accepted (Nautobot requires one)",

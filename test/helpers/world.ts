@@ -737,6 +737,7 @@ export async function specialCreate(
       const group = await create(s, "/api/dcim/interface-redundancy-groups/", {
         name: `irga${n}`,
         status: "active",
+        protocol: "hsrp",
       });
       const iface = await create(s, "/api/dcim/interfaces/", {
         device: w.device,

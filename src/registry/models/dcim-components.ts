@@ -400,7 +400,8 @@ export const inventoryItem = component({
   path: "inventory-items",
   tree: "parent",
   fields: {
-    parent: f.ofk("dcim.inventoryitem", "CASCADE", { relatedName: "child_items" }),
+    // Nautobot 1.6 `InventoryItemSerializer`: `parent` is a plain `PrimaryKeyRelatedField` (a bare id).
+    parent: { ...f.ofk("dcim.inventoryitem", "CASCADE", { relatedName: "child_items" }), asId: true },
     manufacturer: f.ofk("dcim.manufacturer", "PROTECT"),
     part_id: f.str(50, { default: "" }),
     serial: f.str(255, { default: "" }),

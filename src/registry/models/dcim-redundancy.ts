@@ -32,12 +32,17 @@ export const deviceRedundancyGroup = defineModel({
     name: f.name(100, { unique: true }),
     slug: { ...f.slug("name", { unique: true }) },
     description: f.description(),
-    failover_strategy: f.choice(FAILOVER_STRATEGIES, { default: "" }),
-    secrets_group: f.ofk("extras.secretsgroup", "SET_NULL"),
+    failover_strategy: {
+      ...f.choice(FAILOVER_STRATEGIES, { default: "" }),
+      nestedAuto: { required: false },
+    },
+    // Nautobot 1.6 `DeviceRedundancyGroupSerializer`: a plain `PrimaryKeyRelatedField` (a bare id).
+    secrets_group: { ...f.ofk("extras.secretsgroup", "SET_NULL"), asId: true },
     comments: f.comments(),
     status: f.status(),
   },
-  nested: ["name", "slug"],
+  // Nautobot 1.6 `NestedDeviceRedundancyGroupSerializer`: name, slug, failover_strategy.
+  nested: ["name", "slug", "failover_strategy"],
   // Nautobot 1.6 `DeviceRedundancyGroupSerializer`: `status` (from its mixin) after the timestamps.
   keyOrder: [
     "id",
@@ -69,7 +74,12 @@ export const interfaceRedundancyGroup = defineModel({
   fields: {
     name: f.name(100, { unique: true }),
     description: f.description(),
-    protocol: f.choice(REDUNDANCY_PROTOCOLS, { default: "" }),
+    protocol: {
+      // Nautobot 1.6 `InterfaceRedundancyGroupSerializer`: required, not blank.
+      ...f.choice(REDUNDANCY_PROTOCOLS, { required: true }),
+      // The model field (`blank=True`, verbose_name "Redundancy Protocol") as the nested serializer has it.
+      nestedAuto: { label: "Redundancy Protocol", required: false },
+    },
     protocol_group_id: f.str(50, { default: "" }),
     secrets_group: f.ofk("extras.secretsgroup", "SET_NULL"),
     virtual_ip: f.ofk("ipam.ipaddress", "CASCADE"),
@@ -79,7 +89,8 @@ export const interfaceRedundancyGroup = defineModel({
       of: { model: "dcim.interfaceredundancygroupassociation", via: "interface_redundancy_group" },
     }),
   },
-  nested: ["name"],
+  // Nautobot 1.6 `NestedInterfaceRedundancyGroupSerializer`: name, protocol.
+  nested: ["name", "protocol"],
   // Nautobot's serializer lists `fields = "__all__"`; this is the order it renders.
   keyOrder: [
     "id",
