@@ -59,6 +59,11 @@ export interface RepresentOptions {
    * top-level `?brief=` representation keeps them.
    */
   related?: boolean;
+  /**
+   * The web interface: FKs declared `asId` render as nested objects all the same, so pages link them and
+   * forms pre-fill them (the REST wire keeps Nautobot's bare ids).
+   */
+  nestIds?: boolean;
 }
 
 type Obj = Record<string, unknown>;
@@ -95,8 +100,8 @@ function fieldsFor(model: Model, mode: Mode): Array<readonly [string, FieldDef]>
  * `PrimaryKeyRelatedField`s: inventory item `parent`, device redundancy group `secrets_group`), in nested
  * forms for a component's `cable`.
  */
-function fkAsId(name: string, fd: FkField, mode: Mode): boolean {
-  return fd.asId === true || (mode !== "full" && name === "cable");
+function fkAsId(name: string, fd: FkField, mode: Mode, opts: RepresentOptions): boolean {
+  return (fd.asId === true && !opts.nestIds) || (mode !== "full" && name === "cable");
 }
 
 /** Nested representations of `ids` of a model, from the request cache or loaded set-wise. */
@@ -203,11 +208,11 @@ export async function represent(
       continue;
     }
     if (fd?.kind !== "fk") continue;
-    if (shown.has(name) && fkAsId(name, fd, mode) && !uses.includes(name)) continue;
+    if (shown.has(name) && fkAsId(name, fd, mode, opts) && !uses.includes(name)) continue;
     const target = ctx.reg.get(fd.to);
     const values = rows.map((r) => r[`${name}_id`]);
     // A relation read only by `display` gets the display-only form (no nested fields, no cycles).
-    const displayOnly = !shown.has(name) || (fkAsId(name, fd, mode) && uses.includes(name));
+    const displayOnly = !shown.has(name) || (fkAsId(name, fd, mode, opts) && uses.includes(name));
     fkMaps.set(name, await nestedFor(ctx, target, values, displayOnly ? [] : fd.nestedFields));
   }
   const needStatus = fields.some(([, d]) => d.kind === "status");
@@ -330,7 +335,7 @@ export async function represent(
       }
       switch (fd.kind) {
         case "fk":
-          obj[name] = fkAsId(name, fd, mode) ? (row[`${name}_id`] ?? null) : (rel[name] ?? null);
+          obj[name] = fkAsId(name, fd, mode, opts) ? (row[`${name}_id`] ?? null) : (rel[name] ?? null);
           break;
         case "status": {
           const st = row.status_id ? statuses?.get(row.status_id) : undefined;

@@ -116,6 +116,7 @@ export async function childTables(ctx: Ctx, model: Model, row: Row): Promise<Chi
       listColumns(child).filter((n) => child.fields[n]?.kind !== "fk" || child.fields[n]?.to !== model.key)
     ).filter((n) => !cabled || !["cable", "connected_endpoint", "cable_peer"].includes(n));
     const objs = await represent(ctx, child, rows, "full", {
+      nestIds: true,
       include: new Set(),
       excludeConfigContext: true,
     });

@@ -55,6 +55,7 @@ export async function memberTable(
   }
   const cols = defaultColumns(member);
   const objs = await represent(ctx, member, page.rows, "full", {
+    nestIds: true,
     include: new Set(),
     excludeConfigContext: true,
   });

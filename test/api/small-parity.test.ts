@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { webClient } from "../helpers/ui.ts";
 
 describe("small parity differences with Nautobot 1.6.32 (issue 24)", () => {
   let s: TestServer;
@@ -351,5 +352,13 @@ describe("small parity differences with Nautobot 1.6.32 (issue 24)", () => {
     assert.equal(sub.parent, top.id);
     const list = await s.api(`/api/dcim/inventory-items/?id=${sub.id}`);
     assert.equal(list.body.results[0].parent, top.id);
+    // The web interface still links them (represent's `nestIds`) and its edit form keeps the parent selected.
+    const web = await webClient(s);
+    const page = await web.get(`/dcim/inventory-items/${sub.id}/`);
+    assert.match(page.html, new RegExp(`href="/dcim/inventory-items/${top.id}/"`));
+    const edit = await web.get(`/dcim/inventory-items/${sub.id}/edit/`);
+    assert.match(edit.html, new RegExp(`value="${top.id}" selected`));
+    const drgPage = await web.get(`/dcim/device-redundancy-groups/${drg.id}/`);
+    assert.match(drgPage.html, new RegExp(`href="/extras/secrets-groups/${sg.id}/"`));
   });
 });

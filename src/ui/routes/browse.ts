@@ -135,6 +135,7 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
     needView(ctx, model);
     const row = await getRow(ctx, model, id);
     const [obj] = await represent(ctx, model, [row], "full", {
+      nestIds: true,
       include: new Set(["relationships", "computed_fields"]),
     });
     if (!obj) throw new AppError(404, "Not found.");

@@ -120,6 +120,7 @@ export async function bulkEditRoutes(app: FastifyInstance, { kit }: { kit: UiKit
     // for one they may not see) otherwise, never a silent subset (issue 23).
     const rows = await rowsFor(ctx, model, ids, "change");
     const objs = await represent(ctx, model, rows, "full", {
+      nestIds: true,
       include: new Set(),
       excludeConfigContext: true,
     });

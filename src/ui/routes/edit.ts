@@ -128,7 +128,7 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
     } catch (e) {
       if (id && since && e instanceof PreconditionFailed) {
         const row = await rowFor(ctx, model, id, "change");
-        const [obj] = await represent(ctx, model, [row], "full");
+        const [obj] = await represent(ctx, model, [row], "full", { nestIds: true });
         const general = [await conflictMessage(ctx, model, id, String(obj?.display ?? id), since)];
         return form(req, reply, ctx, model, obj ?? {}, { id, general, status: 409, version: versionOf(row) });
       }
@@ -163,7 +163,7 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
     if (!id) throw new NotFoundError();
     const ctx = await kit.ctxFor(req);
     const row = await rowFor(ctx, model, id, "change");
-    const [obj] = await represent(ctx, model, [row], "full");
+    const [obj] = await represent(ctx, model, [row], "full", { nestIds: true });
     return form(req, reply, ctx, model, obj ?? {}, { id, version: versionOf(row) });
   });
   app.post("/:app/:model/:id/edit/", async (req, reply) => {

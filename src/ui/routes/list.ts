@@ -91,6 +91,7 @@ export async function listRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
         .join("; ");
     }
     const objs = await represent(ctx, model, result.rows, "full", {
+      nestIds: true,
       include: new Set(),
       excludeConfigContext: true,
     });
