@@ -98,7 +98,15 @@ describe("hostile computed fields", () => {
       label: "Tag",
       template: "{{ obj.name }}@{{ obj.device.name }}",
     });
-    const fast = await getAll(`${page}&include=computed_fields`);
+    // This check is about batches, not speed: the request's computed-field budget (2 s by default) is raised
+    // for this one read, as a loaded machine can miss it (issue 24: at load 8–11 under stress-ng, rows from
+    // 863 of 1,000 on got their fallback). The bomb reads below keep the default budget.
+    const before = process.env.INVENTORY_COMPUTED_TIMEOUT;
+    process.env.INVENTORY_COMPUTED_TIMEOUT = "120";
+    const fast = await getAll(`${page}&include=computed_fields`).finally(() => {
+      if (before === undefined) delete process.env.INVENTORY_COMPUTED_TIMEOUT;
+      else process.env.INVENTORY_COMPUTED_TIMEOUT = before;
+    });
     assert.equal(fast.status, 200);
     assert.equal(fast.body.results.length, ROWS);
     for (const o of fast.body.results) assert.equal(o.computed_fields.tag, `${o.name}@dev1`);
