@@ -6,7 +6,7 @@
  * `NautobotAPIVersionMixin` picks the versioned serializer only for reads and writes, not for metadata).
  */
 
-import { FIELD_TEXT, VIEW_DESCRIPTION } from "../registry/field-text.ts";
+import { fieldText, VIEW_DESCRIPTION } from "../registry/field-text.ts";
 import { hasNotes, hasRelationships, type Model, type Registry, registryAt } from "../registry/index.ts";
 import type { FieldDef } from "../registry/meta.ts";
 import type { Ctx } from "../service/context.ts";
@@ -68,15 +68,14 @@ function typeOf(fd: FieldDef): string {
  * a plain writable field).
  */
 function fieldMeta(model: Model, name: string, fd: FieldDef): Record<string, unknown> {
-  const text = FIELD_TEXT[`${model.app}/${model.path}`]?.[name];
+  const text = fieldText(model, name, fd);
   const meta: Record<string, unknown> = {
     type: typeOf(fd),
     required: !!fd.required && !fd.readOnly,
     read_only: !!fd.readOnly || fd.kind === "count" || fd.kind === "computed",
-    label: text?.label ?? label(name, fd),
+    label: text.label,
   };
-  const help = text?.help ?? fd.help;
-  if (help) meta.help_text = help;
+  if (text.help) meta.help_text = text.help;
   // DRF's `ModelSerializer.include_extra_kwargs` drops the length and value bounds of read-only fields.
   if (meta.read_only) return meta;
   if (fd.kind === "str" && fd.min) meta.min_length = fd.min;
@@ -186,7 +185,7 @@ function nestedChildren(
         type: "field",
         required: false,
         read_only: false,
-        label: FIELD_TEXT[`${target.app}/${target.path}`]?.[n]?.label ?? label(n, fd),
+        label: fieldText(target, n, fd).label,
       };
       if (!fd.asId && n !== "cable") {
         meta.type = "nested object";

@@ -1,3 +1,6 @@
+import type { Model } from "./index.ts";
+import type { FieldDef } from "./meta.ts";
+
 /**
  * Labels and help texts of fields as Nautobot 1.6.32 shows them in OPTIONS where they differ from the
  * generic ones (its models' `verbose_name` and `help_text`), read from a running Nautobot 1.6.32 at API 1.2
@@ -312,3 +315,20 @@ export const VIEW_DESCRIPTION: Readonly<Record<string, string>> = {
   "extras/secrets-groups-associations":
     "Manage Secrets Group Associations through DELETE, GET, POST, PUT, and PATCH requests.",
 };
+
+/**
+ * A field's label and help text as Nautobot 1.6.32 shows them (OPTIONS `label`/`help_text`, which are its
+ * model fields' `verbose_name`/`help_text` and so also its forms' labels): `FIELD_TEXT` first, then the
+ * field's declared `label`/`help`, else the name with `_` as spaces and the first letter upper case (DRF's
+ * `capfirst`). One source for OPTIONS (http/options.ts) and the web forms (ui/forms.ts, issue 25).
+ */
+export function fieldText(
+  model: Pick<Model, "app" | "path">,
+  name: string,
+  fd?: Pick<FieldDef, "label" | "help">,
+): { label: string; help?: string } {
+  const text = FIELD_TEXT[`${model.app}/${model.path}`]?.[name];
+  const label = text?.label ?? fd?.label ?? (name.charAt(0).toUpperCase() + name.slice(1)).replace(/_/g, " ");
+  const help = text?.help ?? fd?.help;
+  return help ? { label, help } : { label };
+}

@@ -54,7 +54,7 @@ export function hasMany(rel: Row, side: "source" | "destination" | "peer"): bool
  * Nautobot `Relationship.get_label(side)`: the side's label, else the other model's verbose name (plural
  * when the other side holds several objects).
  */
-function labelOf(ctx: Ctx, rel: Row, side: "source" | "destination" | "peer"): string {
+export function relationshipLabel(ctx: Ctx, rel: Row, side: "source" | "destination" | "peer"): string {
   const own = side === "destination" ? rel.destination_label : rel.source_label;
   if (own) return String(own);
   const otherSide = side === "source" ? "destination" : side === "destination" ? "source" : "peer";
@@ -132,7 +132,7 @@ export async function relationshipsFor(ctx: Ctx, model: Model, ids: string[]): P
           const o = peer ? peers.get(peer) : undefined;
           if (o) objects.push(o);
         }
-        entry[other] = { label: labelOf(ctx, rel, side), object_type: objectType, objects };
+        entry[other] = { label: relationshipLabel(ctx, rel, side), object_type: objectType, objects };
       }
       data[String(rel.slug)] = entry;
     }

@@ -4,6 +4,7 @@
  * layer validates UI writes exactly as API writes. Related objects are selects of the target's objects
  * (up to `MAX_OPTIONS`, else a text box taking an id or natural key).
  */
+import { fieldText } from "../registry/field-text.ts";
 import type { Model } from "../registry/index.ts";
 import type { FieldDef, GenericFkField } from "../registry/meta.ts";
 import type { Ctx } from "../service/context.ts";
@@ -51,6 +52,7 @@ const str = (v: unknown): string =>
  */
 async function gfkControls(
   ctx: Ctx,
+  model: Model,
   name: string,
   fd: GenericFkField,
   current: Obj,
@@ -74,7 +76,7 @@ async function gfkControls(
     m ? (async () => (await labelsOf(ctx, m, [x])).get(x))() : undefined;
   const idLabel = type && types.includes(type) ? await label(id, type) : undefined;
   const parentLabelOf = p ? await label(parentId, p.model.key) : undefined;
-  const base = fd.label ?? titleOf(name.replace(/_/g, " "));
+  const base = fieldText(model, name, fd).label;
   return [
     {
       name: `${name}_type`,
@@ -122,6 +124,32 @@ async function relatedOptions(
   return objs.map((o) => ({ value: String(o.id), label: String(o.display) }));
 }
 
+/**
+ * A control choosing objects of model `to` (one, or several when `multiple`): a select (or multi select)
+ * of its objects while there are at most `MAX_OPTIONS`, else a text box of comma-separated ids or names;
+ * both become the typeahead `lookup` in the browser. `base.value` holds the chosen id(s).
+ */
+export async function relatedControl(
+  ctx: Ctx,
+  base: Omit<Control, "kind" | "options" | "lookup" | "current">,
+  to: string,
+  lookup: LookupSpec,
+  multiple: boolean,
+): Promise<Control> {
+  const options = await relatedOptions(ctx, to);
+  if (options) return { ...base, kind: multiple ? "multi" : "select", options, lookup };
+  const ids = [base.value].flat().map(String).filter(Boolean);
+  const labels = await labelsOf(ctx, to, ids);
+  return {
+    ...base,
+    value: ids.join(","),
+    kind: "text",
+    help: "The id or name of the related object.",
+    lookup,
+    current: ids.map((v) => ({ value: v, label: labels.get(v) ?? v })),
+  };
+}
+
 /** The current value of a field in a full representation, as form text. */
 function formValue(fd: FieldDef, v: unknown): string | string[] | boolean {
   if (v === null || v === undefined) return fd.kind === "bool" ? false : "";
@@ -154,18 +182,20 @@ export async function controlsFor(
   for (const [name, fd] of model.fieldList) {
     if (!editable(fd)) continue;
     if (fd.kind === "gfk") {
-      out.push(...(await gfkControls(ctx, name, fd, current, errors)));
+      out.push(...(await gfkControls(ctx, model, name, fd, current, errors)));
       continue;
     }
     // A new object's form starts from the field defaults (an `enabled` box checked, a choice preselected).
     const given = name in current ? current[name] : "default" in fd && fresh ? fd.default : undefined;
+    // Nautobot's label and help text of the field, as OPTIONS gives them (issue 25).
+    const text = fieldText(model, name, fd);
     const base = {
       name,
-      label: fd.label ?? titleOf(name.replace(/_/g, " ")),
+      label: text.label,
       required: !!fd.required,
       errors: errors[name] ?? [],
       value: formValue(fd, given),
-      ...(fd.help ? { help: fd.help } : {}),
+      ...(text.help ? { help: text.help } : {}),
     };
     // A write-only field (issue 25: the webhook secret) is a password box, empty even after a failed post:
     // its value is never sent back to the browser.
@@ -222,24 +252,11 @@ export async function controlsFor(
       }
       case "fk":
       case "m2m": {
-        const options = await relatedOptions(ctx, fd.to);
         const lookup = {
           ...lookupFor(ctx, model, name, fd.to, opts.id),
           ...(fd.kind === "m2m" ? { multiple: true } : {}),
         };
-        if (options) out.push({ ...base, kind: fd.kind === "fk" ? "select" : "multi", options, lookup });
-        else {
-          const ids = [base.value].flat().map(String).filter(Boolean);
-          const labels = await labelsOf(ctx, fd.to, ids);
-          out.push({
-            ...base,
-            value: ids.join(","),
-            kind: "text",
-            help: "The id or name of the related object.",
-            lookup,
-            current: ids.map((v) => ({ value: v, label: labels.get(v) ?? v })),
-          });
-        }
+        out.push(await relatedControl(ctx, base, fd.to, lookup, fd.kind === "m2m"));
         break;
       }
       default:
@@ -437,6 +454,10 @@ export function splitErrors(e: ValidationError): { fields: Record<string, string
   for (const [k, v] of Object.entries(errs as Record<string, unknown>)) {
     const msgs = [v].flat(3).map((x) => (typeof x === "object" ? JSON.stringify(x) : String(x)));
     if (k === "non_field_errors" || k === "__all__") general.push(...msgs);
+    else if (k === "relationships" && v && typeof v === "object" && !Array.isArray(v))
+      // Per relationship (`{"relationships": {"<slug>": [messages]}}`): beside its controls (relationships.ts).
+      for (const [slug, m] of Object.entries(v as Record<string, unknown>))
+        fields[`relationships.${slug}`] = [m].flat(3).map(String);
     else fields[k] = msgs;
   }
   return { fields, general };

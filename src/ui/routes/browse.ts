@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { normalizeUuid } from "../../query/filters.ts";
+import { fieldText } from "../../registry/field-text.ts";
 import { APP_LABELS, hasNotes, type Model } from "../../registry/index.ts";
 import type { Ctx } from "../../service/context.ts";
 import { AppError, NotFoundError, PermissionDenied } from "../../service/errors.ts";
@@ -22,6 +23,7 @@ import { browsable } from "../menu.ts";
 import { noteLinks } from "../notes.ts";
 import { PANEL_FIELDS, PANEL_TITLES, PANELS } from "../panels.ts";
 import type { UiKit } from "../plugin.ts";
+import { relationshipRows } from "../relationships.ts";
 import { titleOf, uiUrl } from "../views.ts";
 import { ACTIONS } from "./actions.ts";
 
@@ -143,12 +145,17 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
     const budget = markdownBudget();
     const fields = Object.entries(withContentTypeLabels(kit.reg, model, obj))
       .filter(
-        ([k]) => !["id", "url", "display", "notes_url"].includes(k) && !PANEL_FIELDS[model.key]?.includes(k),
+        ([k]) =>
+          !["id", "url", "display", "notes_url", "relationships"].includes(k) &&
+          !PANEL_FIELDS[model.key]?.includes(k),
       )
       .map(([k, v]) => ({
-        label: model.fields[k]?.label ?? titleOf(k.replace(/_/g, " ")),
+        // Nautobot's label of a model field (as its forms and OPTIONS), else the key in words.
+        label: model.fields[k] ? fieldText(model, k, model.fields[k]).label : titleOf(k.replace(/_/g, " ")),
         value: valueHtml(v, k, budget),
       }));
+    // Each relationship side as its label and peer links (issue 25, relationships.ts).
+    fields.push(...(await relationshipRows(ctx, model, obj.relationships)));
     // Objects pointing here (a site's racks and devices, a device's interfaces): counts linking to the
     // filtered list, one count query per relation.
     const related: Obj[] = [];

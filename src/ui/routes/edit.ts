@@ -25,6 +25,7 @@ import { displayOf, flash, returnTo } from "../flash.ts";
 import { bodyFromForm, controlsFor, extrasFromForm, splitErrors } from "../forms.ts";
 import { rowFor, rowsFor } from "../guard.ts";
 import type { UiKit } from "../plugin.ts";
+import { relationshipControls, relationshipsFromForm } from "../relationships.ts";
 import { titleOf } from "../views.ts";
 
 type Obj = Record<string, unknown>;
@@ -91,8 +92,21 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
       if (at) errors[at] = [...(errors[at] ?? []), text];
       else general.push(m);
     }
-    const controls = await controlsFor(ctx, model, current, errors, { id: opts.id, fresh: opts.fresh });
+    const controls = [
+      ...(await controlsFor(ctx, model, current, errors, { id: opts.id, fresh: opts.fresh })),
+      // Relationship fields after the custom fields, as Nautobot's forms (issue 25); a posted form is
+      // redrawn with `fresh: false`.
+      ...(await relationshipControls(ctx, model, current, errors, {
+        id: opts.id,
+        posted: opts.fresh === false,
+      })),
+    ];
     const shown = new Set(controls.map((c) => c.name));
+    // A relationship's errors (`relationships.<slug>`) are shown beside its controls.
+    for (const c of controls) {
+      const slug = /^cr_(.+)__(?:source|destination|peer)$/.exec(c.name)?.[1];
+      if (slug) shown.add(`relationships.${slug}`);
+    }
     // A generic FK's errors under its own name are shown beside its `<name>_id` control.
     for (const [n, fd] of model.fieldList) if (fd.kind === "gfk" && shown.has(`${n}_id`)) shown.add(n);
     for (const [k, msgs] of Object.entries(errors))
@@ -106,6 +120,7 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
     const posted = (req.body ?? {}) as Obj;
     const { body, errors } = bodyFromForm(model, posted);
     await extrasFromForm(ctx, model, posted, body, errors);
+    await relationshipsFromForm(ctx, model, posted, body, id);
     // The version the form was drawn from: a save over someone else's change overwrites nothing (issue 26).
     const since = id ? postedVersion(posted[VERSION_INPUT]) : undefined;
     if (Object.keys(errors).length)
