@@ -60,6 +60,8 @@ const xml = (s: unknown) =>
 /**
  * The elevation as SVG: unit labels on the left, one slot per unit, a device as one block over its units
  * with its name (linked to `link(device)` when given). Sizes in pixels (Nautobot's defaults: 230 × 22).
+ * Named by `label` (aria-label, default "Rack elevation"): an image, or a group when it holds links (an
+ * image's content is presentational, so links inside one are unreachable: axe-core's nested-interactive).
  */
 export function elevationSvg(
   units: RackUnit[],
@@ -67,6 +69,7 @@ export function elevationSvg(
     unitWidth?: number;
     unitHeight?: number;
     link?: (device: Record<string, unknown>) => string | undefined;
+    label?: string;
   } = {},
 ): string {
   const w = opts.unitWidth ?? 230;
@@ -74,7 +77,7 @@ export function elevationSvg(
   const legend = 30;
   const height = units.length * h + 4;
   const parts: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="${w + legend + 4}" height="${height}" viewBox="0 0 ${w + legend + 4} ${height}" role="img">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="${w + legend + 4}" height="${height}" viewBox="0 0 ${w + legend + 4} ${height}" role="${opts.link ? "group" : "img"}" aria-label="${xml(opts.label ?? "Rack elevation")}">`,
     "<style>text{font:11px sans-serif;dominant-baseline:middle}.u{fill:#7b8794;text-anchor:end}.slot{fill:#f5f7fa;stroke:#cbd2d9}.dev{fill:#9fb3c8;stroke:#243b53}.name{fill:#102a43;text-anchor:middle}</style>",
     `<rect x="${legend}" y="1" width="${w + 2}" height="${units.length * h + 2}" fill="none" stroke="#102a43" stroke-width="2"/>`,
   ];

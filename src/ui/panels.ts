@@ -129,7 +129,10 @@ export const PANELS: Record<string, (ctx: Ctx, row: Row) => Promise<Panel[]>> = 
       const units = await rackUnits(ctx, row, face);
       out.push({
         title: face === "front" ? "Front" : "Rear",
-        html: elevationSvg(units, { link: (d) => uiUrl(d.url) }),
+        html: elevationSvg(units, {
+          link: (d) => uiUrl(d.url),
+          label: `${face === "front" ? "Front" : "Rear"} elevation of ${String(row.name ?? "")}`,
+        }),
       });
     }
     return out;

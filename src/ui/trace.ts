@@ -114,7 +114,7 @@ export function traceSvg(hops: Hop[], title: string): string {
   });
   const height = y + 10;
   return (
-    `<svg class="trace" role="img" aria-label="${esc(title)}" xmlns="http://www.w3.org/2000/svg" ` +
+    `<svg class="trace" role="group" aria-label="${esc(title)}" xmlns="http://www.w3.org/2000/svg" ` +
     `viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}"><title>${esc(title)}</title>` +
     `${parts.join("")}</svg>`
   );

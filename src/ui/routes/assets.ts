@@ -1,6 +1,6 @@
 /**
  * Generated stylesheet of the web UI: status badges in each status's own colour, as Nautobot shows them
- * (the status's `color` as background, black or white text by Nautobot's `fgcolor` rule). The statuses are
+ * (the status's `color` as background, black or white text, whichever contrasts more). The statuses are
  * data, so the sheet is built from the `extras_status` rows through the service layer.
  */
 import { readFile } from "node:fs/promises";
@@ -9,14 +9,19 @@ import type { FastifyInstance } from "fastify";
 import { statusesById } from "../../service/rows.ts";
 import type { UiKit } from "../plugin.ts";
 
-/** Nautobot `utils.foreground_color`: black on light backgrounds, white on dark ones (hex without `#`). */
+/**
+ * Black or white text for a badge of background `hex` (6 hex digits, no `#`): whichever contrasts more
+ * by WCAG 2.1's contrast ratio (relative luminance, sRGB linearised), so a badge always reaches 4.5:1
+ * (issue 25, axe-core's color-contrast rule). Nautobot's `utils.foreground_color` thresholds the plain
+ * weighted sum at 186 instead and puts white on its mid greens and ambers (about 2.8:1 on `4caf50`).
+ */
 export function foregroundColor(hex: string): string {
-  const [r, g, b] = [0, 2, 4].map((i) => Number.parseInt(hex.slice(i, i + 2), 16)) as [
-    number,
-    number,
-    number,
-  ];
-  return r * 0.299 + g * 0.587 + b * 0.114 > 186 ? "000000" : "ffffff";
+  const lin = (i: number) => {
+    const c = Number.parseInt(hex.slice(i, i + 2), 16) / 255;
+    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  };
+  const l = 0.2126 * lin(0) + 0.7152 * lin(2) + 0.0722 * lin(4);
+  return (l + 0.05) / 0.05 >= 1.05 / (l + 0.05) ? "000000" : "ffffff";
 }
 
 /**

@@ -28,6 +28,7 @@
         select.add(new Option(c.label, c.value, true, true));
       el.replaceWith(select);
     }
+    const label = form.querySelector(`label[for="${CSS.escape(select.id)}"]`);
     const ts = new window.TomSelect(select, {
       valueField: "value",
       labelField: "text",
@@ -62,6 +63,11 @@
           .catch(() => callback());
       },
     });
+    // tom-select points the label at its own box: the original (hidden) select keeps its name too.
+    if (label) {
+      if (!label.id) label.id = `${select.id}-label`;
+      select.setAttribute("aria-labelledby", label.id);
+    }
     // The server's (filtered) answers replace the select's own list; the chosen option stays. The
     // original <select> keeps all its options, so the posted value and plain form use are unchanged.
     ts.clearOptions();

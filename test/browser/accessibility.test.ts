@@ -1,0 +1,117 @@
+/**
+ * Accessibility (issue 25): axe-core, the npm package, injected into the pages in Debian's Chromium
+ * (playwright-core), on the main kinds of page — home, a list, a detail page, a form, the cable trace
+ * page, the import page, the profile page, a rack with its elevations, a prefix with its free ranges and the IP address form — in the
+ * light and in the dark theme. No violation of impact "serious" or "critical" is allowed; the minor and
+ * moderate ones are counted and printed (as test diagnostics) so they can be followed.
+ * Rules: axe-core's defaults (WCAG 2.0/2.1 A and AA and its best practices).
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { after, before, describe, it } from "node:test";
+import type { Browser, Page } from "playwright-core";
+import { startServer, type TestServer } from "../helpers/server.ts";
+import { buildDemoWorld, type DemoWorld, launchChromium, logIn } from "../helpers/ui-world.ts";
+
+/** axe-core's browser bundle, evaluated in the page (through the debugger protocol: the CSP stays on). */
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+/** Hang detection only (a shared, busy machine is slow, not broken). */
+const WAIT = 120_000;
+
+interface Violation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[]; failureSummary?: string; html: string }[];
+}
+
+/** In the page: axe-core's run on the whole document, its violations in plain data. */
+const RUN_AXE = `(async () => {
+  const r = await window.axe.run(document, { resultTypes: ["violations"] });
+  return r.violations.map((v) => ({
+    id: v.id,
+    impact: v.impact,
+    help: v.help,
+    nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary, html: n.html })),
+  }));
+})()`;
+
+/** Run axe on the loaded page (injecting it once per document); its violations. */
+async function axe(page: Page): Promise<Violation[]> {
+  if (!(await page.evaluate("'axe' in window"))) await page.evaluate(AXE);
+  return (await page.evaluate(RUN_AXE)) as Violation[];
+}
+
+describe("accessibility: axe-core in Chromium (issue 25)", () => {
+  let s: TestServer;
+  let browser: Browser;
+  let w: DemoWorld;
+  before(async () => {
+    s = await startServer();
+    w = await buildDemoWorld(s);
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    await s?.close();
+  });
+
+  const pages: [string, () => string][] = [
+    ["home", () => "/"],
+    ["device list", () => "/dcim/devices/?status=active"],
+    ["device page", () => `/dcim/devices/${w.device.id}/`],
+    ["device edit form", () => `/dcim/devices/${w.device.id}/edit/`],
+    ["cable trace", () => `/dcim/interfaces/${w.iface.id}/trace/`],
+    ["device import", () => "/dcim/devices/import/"],
+    ["profile", () => "/user/profile/"],
+    ["rack page", () => `/dcim/racks/${w.rack.id}/`],
+    ["prefix page", () => `/ipam/prefixes/${w.prefix.id}/`],
+    ["IP address form", () => "/ipam/ip-addresses/add/"],
+  ];
+
+  for (const scheme of ["light", "dark"] as const) {
+    it(`finds no serious or critical violation in the ${scheme} theme`, async (t) => {
+      const context = await browser.newContext({
+        viewport: { width: 1280, height: 800 },
+        colorScheme: scheme,
+      });
+      try {
+        const page = await context.newPage();
+        page.setDefaultTimeout(WAIT);
+        await logIn(page, s.url);
+        const serious: string[] = [];
+        let pagesChecked = 0;
+        for (const [name, path] of pages) {
+          const res = await page.goto(`${s.url}${path()}`, { waitUntil: "load" });
+          assert.equal(res?.status(), 200, `${name}: ${path()}`);
+          // The page follows the chosen scheme (the dark palette applies through prefers-color-scheme).
+          const bg = await page.evaluate("getComputedStyle(document.body).backgroundColor");
+          assert.equal(
+            bg,
+            scheme === "dark" ? "rgb(15, 23, 32)" : "rgb(245, 247, 250)",
+            `${name}: background`,
+          );
+          const found = await axe(page);
+          pagesChecked++;
+          const minor = found.filter((v) => v.impact === "minor").length;
+          const moderate = found.filter((v) => v.impact === "moderate").length;
+          t.diagnostic(
+            `${scheme} ${name}: ${minor} minor, ${moderate} moderate` +
+              (minor + moderate ? ` (${found.map((v) => `${v.id}×${v.nodes.length}`).join(", ")})` : ""),
+          );
+          for (const v of found)
+            if (v.impact === "serious" || v.impact === "critical")
+              for (const n of v.nodes)
+                serious.push(
+                  `${name}: [${v.impact}] ${v.id} (${v.help}) at ${n.target.join(" ")}: ${n.html}`,
+                );
+        }
+        assert.equal(pagesChecked, pages.length);
+        assert.deepEqual(serious, [], `${serious.length} serious or critical violations`);
+      } finally {
+        await context.close();
+      }
+    });
+  }
+});
