@@ -8,8 +8,14 @@
  * a boolean, the characters of a string for a multi-select) or fails with a 500 (`int({})`, `strptime(5)`),
  * the value is refused here with the message Nautobot gives for a value of the right type that is wrong, so
  * a stored value always has the field's type.
+ *
+ * `validation_regex` is matched with the bounded RE2 matcher the caller passes in (`RegexMatcher`, from
+ * service/value-regex.ts; task t5): Nautobot uses Python `re`, whose backtracking a pattern such as
+ * `^(a+)+$` turns exponential, and JavaScript's RegExp would hold the event loop the same way. A stored
+ * pattern that RE2 cannot compile (saved before patterns were checked) matches nothing, so values are
+ * refused with Nautobot's message until the field's pattern is fixed.
  */
-import { SIZE_LIMITS } from "./meta.ts";
+import { type RegexMatcher, SIZE_LIMITS } from "./meta.ts";
 
 /** What `customValueError` needs of a custom field (its choices' values in their order). */
 export interface CustomFieldRule {
@@ -32,20 +38,18 @@ function isDate(v: unknown): boolean {
   return y >= 1 && days !== undefined && d >= 1 && d <= days;
 }
 
-/** Whether `pattern` (a stored `validation_regex`) is found in `v`; a pattern that does not compile never is. */
-function searches(pattern: string, v: string): boolean {
-  try {
-    return new RegExp(pattern).test(v);
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Why `v` is not a value of the custom field `def` (Nautobot 1.6 `CustomField.validate`'s messages), or
- * undefined. Empty values (null, "") are for the caller's required-field rule.
+ * undefined. Empty values (null, "") are for the caller's required-field rule. Values longer than
+ * SIZE_LIMITS.customFieldValue characters (as JSON for non-strings) are refused before anything else.
+ * `regex` matches `validation_regex` (a search, as Python `re.search`); a search that does not finish
+ * within the request's matching budget is refused with a message saying so (no Nautobot equivalent).
  */
-export function customValueError(def: CustomFieldRule, v: unknown): string | undefined {
+export async function customValueError(
+  def: CustomFieldRule,
+  v: unknown,
+  regex: RegexMatcher,
+): Promise<string | undefined> {
   if (v === null || v === undefined || v === "") return undefined;
   const size = typeof v === "string" ? v.length : (JSON.stringify(v)?.length ?? 0);
   if (size > SIZE_LIMITS.customFieldValue)
@@ -56,8 +60,12 @@ export function customValueError(def: CustomFieldRule, v: unknown): string | und
     case "url":
     case "markdown":
       if (typeof v !== "string") return "Value must be a string";
-      if (def.validation_regex && !searches(def.validation_regex, v))
-        return `Value must match regex '${def.validation_regex}'`;
+      if (def.validation_regex) {
+        const found = await regex.search(def.validation_regex, v);
+        if (found === undefined)
+          return `Matching the value against regex '${def.validation_regex}' took longer than the time allowed`;
+        if (!found) return `Value must match regex '${def.validation_regex}'`;
+      }
       return undefined;
     case "integer":
       if (typeof v !== "number" || !Number.isInteger(v)) return "Value must be an integer.";

@@ -394,6 +394,21 @@ export interface FilterDef {
   [option: string]: unknown;
 }
 
+/**
+ * Regular expressions as the layers below the registry provide them (the registry imports no store code):
+ * RE2 syntax with the size bounds of store/regex.ts, matched in linear time, long searches off the event
+ * loop within a per-request budget (service/value-regex.ts). Used for custom-field `validation_regex`.
+ */
+export interface RegexMatcher {
+  /** Why `pattern` is not usable (not RE2 syntax, or too large), in words for a message; undefined when it is. */
+  problem(pattern: string): string | undefined;
+  /**
+   * Whether `value` contains a match of `pattern` (a search, as Python `re.search`); false for an unusable
+   * pattern; undefined when the search could not finish within the request's matching budget.
+   */
+  search(pattern: string, value: string): Promise<boolean | undefined>;
+}
+
 /** Validation context passed to a model's `validate` rule (Django `clean()`). */
 export interface ValidateArgs {
   /** The merged record after applying the write: column-level values keyed by field name. */
@@ -412,6 +427,8 @@ export interface ValidateArgs {
   settings: { enforceGlobalUnique: boolean; webhookTargets: TargetPolicy };
   /** Who writes: undefined for the system (importer, CLI), else the user (id, username, superuser). */
   actor: { id: string; username: string; isSuperuser: boolean } | undefined;
+  /** Bounded RE2 matching (custom-field `validation_regex` and defaults). */
+  regex: RegexMatcher;
 }
 
 /** After-write side effects run inside the same transaction (signals in Nautobot). */

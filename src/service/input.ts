@@ -14,6 +14,7 @@ import { type Ctx, modelAt } from "./context.ts";
 import { ErrorBag } from "./errors.ts";
 import { columnOf, customFieldKey, customFieldsFor, type Row, statusesFor } from "./rows.ts";
 import { deferredChecks } from "./uniqueness.ts";
+import { regexMatcherFor } from "./value-regex.ts";
 
 /** Parsed write: the merged record and the relation sets to store. */
 export interface ParsedWrite {
@@ -752,7 +753,7 @@ export async function parseWrite(
             if (versionBefore(ctx.reg.apiVersion, "1.4")) current[k] = val;
             continue;
           }
-          const err = customValueError(def, val);
+          const err = await customValueError(def, val, regexMatcherFor(ctx));
           if (err) errors.add("__all__", `Invalid value for custom field '${k}': ${err}`);
           current[def.name] = val;
         }

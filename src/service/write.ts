@@ -67,6 +67,7 @@ import {
 } from "./rows.ts";
 import { checkUnique, deferUniqueChecks, uniqueViolation } from "./uniqueness.ts";
 import { runServiceValidator } from "./validators.ts";
+import { regexMatcherFor } from "./value-regex.ts";
 
 /** A change to log: pre-change snapshot captured for updates and deletes. */
 interface PendingChange extends NotedChange {
@@ -196,6 +197,7 @@ async function runValidate(
     actor: ctx.actor
       ? { id: ctx.actor.id, username: ctx.actor.username, isSuperuser: ctx.actor.isSuperuser }
       : undefined,
+    regex: regexMatcherFor(ctx),
   };
   await model.validate(args);
 }

@@ -9,9 +9,11 @@
  * exceed MAX_PROGRAM_SIZE instructions (estimated from repetition counts before anything is compiled, see
  * regex-size.ts) is refused, so compiling is a few milliseconds and a few megabytes at most; compiled
  * patterns are cached within MAX_CACHE_BYTES; a search whose worst case (program size × text length) is
- * above INLINE_COST runs on a worker thread under the caller's deadline (regex-offload.ts).
+ * above INLINE_COST runs on a worker thread under the caller's deadline (regex-offload.ts, or regex-async.ts
+ * for callers that can await and so leave the event loop free: custom-field `validation_regex`, task t5).
  */
 import { RE2JS } from "re2js";
+import { searchAsync } from "./regex-async.ts";
 import { RegexDeadlineError, searchOffThread } from "./regex-offload.ts";
 import { estimateProgramSize } from "./regex-size.ts";
 
@@ -105,4 +107,25 @@ export function searchBounded(pattern: string, flags: number, value: string, dea
   }
   if (re.programSize() * value.length <= INLINE_COST) return re.test(value);
   return searchOffThread(pattern, flags, value, deadline);
+}
+
+/**
+ * `searchBounded` for callers that can await (custom-field values): a search above INLINE_COST runs on a
+ * worker thread while the event loop serves other requests (regex-async.ts). An unusable pattern is no
+ * match. Rejects with RegexDeadlineError when `deadline` (epoch milliseconds) passes first.
+ */
+export async function searchBoundedAsync(
+  pattern: string,
+  flags: number,
+  value: string,
+  deadline: number,
+): Promise<boolean> {
+  let re: RE2JS;
+  try {
+    re = compileBounded(pattern, flags);
+  } catch {
+    return false;
+  }
+  if (re.programSize() * value.length <= INLINE_COST) return re.test(value);
+  return searchAsync(pattern, flags, value, deadline);
 }

@@ -132,16 +132,27 @@ export const customField = defineModel({
   display: (r) => (r.label ? r.label : r.name),
   ordering: ["weight", "name"],
   search: ["description", "label", "name"],
-  async validate({ data, before, error, find }) {
+  async validate({ data, before, error, find, regex }) {
     // API 1.2: a field created without a label is labelled with its name (CustomFieldSerializerVersion12).
     if (!before && !data.label) data.label = data.name;
     // API 1.4+: no name on the wire, and the (required) slug is the name.
     if (!before && !data.name) data.name = data.slug;
+    // The field's own validator (Nautobot `validate_regex`, run before `clean`): the pattern must compile,
+    // here as RE2 within the size bounds of regex lookups (task t5; Nautobot's Python `re` also accepts
+    // backreferences and lookaround). Checked on every save, so a stored pattern RE2 cannot compile must be
+    // fixed with the next edit of its field.
+    const pattern = String(data.validation_regex ?? "");
+    const bad = pattern ? regex.problem(pattern) : undefined;
+    if (bad)
+      return error(
+        "validation_regex",
+        `${pattern} is not a valid regular expression (RE2: ${bad.replace(/\.$/, "")}).`,
+      );
     // Nautobot 1.6 `CustomField.clean`: its rules in its order, the first one broken only.
     if (before && before.name !== data.name) return error("name", "Name cannot be changed once created");
     if (before && before.slug !== data.slug) return error("slug", "Slug cannot be changed once created");
     if (before && before.type !== data.type) return error("type", "Type cannot be changed once created");
-    const why = await defaultProblem(data, before, find);
+    const why = await defaultProblem(data, before, find, regex);
     if (why) return error("default", `Invalid default value "${pythonStr(data.default)}": ${why}`);
     if (data.validation_minimum != null && data.type !== "integer")
       return error("validation_minimum", "A minimum value may be set only for numeric fields");
@@ -167,6 +178,7 @@ async function defaultProblem(
   data: Record<string, any>,
   before: Record<string, any> | undefined,
   find: ValidateArgs["find"],
+  regex: ValidateArgs["regex"],
 ): Promise<string | undefined> {
   const value: unknown = data.default;
   if (value === null || value === undefined) return undefined;
@@ -186,6 +198,7 @@ async function defaultProblem(
       choices: rows.map((r) => String(r.value)),
     },
     value,
+    regex,
   );
 }
 
