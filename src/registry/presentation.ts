@@ -171,3 +171,73 @@ export const LIST_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   ],
   "virtualization.virtualmachine": ["status", "cluster", "role", "tenant", "primary_ip"],
 };
+
+/**
+ * Models whose detail pages are split into tabs (issue 25), as Nautobot 1.6 splits a device's page
+ * (`dcim/device/base.html`: Interfaces, Front Ports, …, Config Context, Notes, Change Log): models whose
+ * child lists are long. The tabs themselves are derived by the web interface from the registry (the
+ * models whose required FK named after this model cascades from it, plus the declared child tables).
+ */
+export const TABBED_DETAIL_PAGES: ReadonlySet<string> = new Set([
+  "dcim.device",
+  "virtualization.virtualmachine",
+  "dcim.rack",
+]);
+
+/**
+ * The columns of a child model's table on its parent's tab, after the name (field names of the API
+ * representation, plus `cable`, `connection` (the path's far end), `cable_peer` and `ip_addresses`):
+ * Nautobot 1.6's `Device*Table` / `VirtualMachineVMInterfaceTable` `default_columns` without `pk`,
+ * `name` and `actions` (nautobot/dcim/tables/devices.py, nautobot/virtualization/tables.py). Names a model
+ * does not have are skipped. Models not listed here get their list columns minus the FK to the parent.
+ */
+export const TAB_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  "dcim.interface": [
+    "status",
+    "label",
+    "enabled",
+    "type",
+    "parent_interface",
+    "lag",
+    "mtu",
+    "mode",
+    "description",
+    "ip_addresses",
+    "cable",
+    "connection",
+  ],
+  "dcim.frontport": [
+    "label",
+    "type",
+    "rear_port",
+    "rear_port_position",
+    "description",
+    "cable",
+    "cable_peer",
+  ],
+  "dcim.rearport": ["label", "type", "positions", "description", "cable", "cable_peer"],
+  "dcim.consoleport": ["label", "type", "description", "cable", "connection"],
+  "dcim.consoleserverport": ["label", "type", "description", "cable", "connection"],
+  "dcim.powerport": ["label", "type", "maximum_draw", "allocated_draw", "description", "cable", "connection"],
+  "dcim.poweroutlet": ["label", "type", "power_port", "feed_leg", "description", "cable", "connection"],
+  "dcim.devicebay": ["label", "installed_device", "description"],
+  "dcim.inventoryitem": [
+    "label",
+    "manufacturer",
+    "part_id",
+    "serial",
+    "asset_tag",
+    "description",
+    "discovered",
+  ],
+  "virtualization.vminterface": [
+    "status",
+    "enabled",
+    "parent_interface",
+    "mac_address",
+    "mtu",
+    "mode",
+    "description",
+    "ip_addresses",
+  ],
+};

@@ -80,8 +80,11 @@ export interface ChildTable {
   rows: string[][];
 }
 
-/** The IP addresses assigned to the given interfaces, as links grouped by interface id (one query). */
-async function addressesOf(ctx: Ctx, param: string, ids: string[]): Promise<Map<string, string[]>> {
+/**
+ * The IP addresses assigned to the given interfaces (`param`: the IP address filter taking their ids,
+ * `interface_id` or `vminterface_id`), as links grouped by interface id (one query).
+ */
+export async function addressesOf(ctx: Ctx, param: string, ids: string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   const ip = ctx.reg.get("ipam.ipaddress");
   if (!ids.length || !mayDo(ctx.grants, ip, "view")) return out;

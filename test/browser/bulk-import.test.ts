@@ -61,7 +61,8 @@ describe("components in bulk, IP allocation and import in Chromium", () => {
     await page.selectOption("#f-type", "10gbase-x-sfpp");
     await page.screenshot({ path: `${SHOTS}/u3-add-interfaces-form.png`, fullPage: true });
     await page.click('form.edit button[type="submit"]');
-    await page.waitForURL(`${s.url}/dcim/devices/${w.device.id}/`);
+    // Back on the device's Interfaces tab (issue 25, ui/tabs.ts).
+    await page.waitForURL(`${s.url}/dcim/devices/${w.device.id}/interfaces/`);
     assert.match((await page.textContent("main")) ?? "", /Interfaces \(48\)/);
     await page.screenshot({ path: `${SHOTS}/u3-device-48-interfaces.png` });
     const list = await s.api(`/api/dcim/interfaces/?device_id=${w.device.id}&limit=100`);

@@ -137,6 +137,8 @@ describe("cabling in Chromium", () => {
 
     // The device page shows the peer of Ethernet1/1 and links to its trace.
     await page.goto(`${s.url}/dcim/devices/${w.d1.id}/`);
+    await page.click('nav.tabs a:has-text("Interfaces")');
+    await page.waitForURL(`${s.url}/dcim/devices/${w.d1.id}/interfaces/`);
     await page.click(`a[href="/dcim/interfaces/${w.a.id}/trace/"]`);
     await page.waitForURL(`${s.url}/dcim/interfaces/${w.a.id}/trace/`);
     await page.waitForSelector("svg.trace");

@@ -253,7 +253,7 @@ describe("web interface: typeaheads, cabling and traces", () => {
     const api = await s.api(`/api/dcim/interfaces/${w.a.id}/trace/`);
     assert.match(trace.html, new RegExp(`Hops \\(${api.body.length}\\)`));
     assert.equal((await web.get(`/dcim/front-ports/${w.fp1.id}/trace/`)).status, 404);
-    const device = await web.get(`/dcim/devices/${w.d1.id}/`);
+    const device = await web.get(`/dcim/devices/${w.d1.id}/interfaces/`);
     assert.ok(device.html.includes(`href="/dcim/interfaces/${w.a.id}/trace/">Trace<`), "trace link");
     assert.match(
       device.html,

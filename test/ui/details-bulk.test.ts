@@ -57,7 +57,8 @@ describe("web interface: detail pages and bulk edit", () => {
       assigned_object_id: ia.id,
     });
     const web = await webClient(s);
-    const page = await web.get(`/dcim/devices/${a.id}/`);
+    // The device's interfaces are its Interfaces tab (issue 25, ui/tabs.ts).
+    const page = await web.get(`/dcim/devices/${a.id}/interfaces/`);
     assert.match(page.html, /<h2>Interfaces \(1\)<\/h2>/);
     assert.match(
       page.html,

@@ -10,6 +10,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { normalizeUuid } from "../../query/filters.ts";
 import type { Model, Registry } from "../../registry/index.ts";
+import { TABBED_DETAIL_PAGES } from "../../registry/presentation.ts";
 import type { Ctx } from "../../service/context.ts";
 import { NotFoundError, PermissionDenied, ValidationError } from "../../service/errors.ts";
 import { expandComponentNames } from "../../service/expand.ts";
@@ -170,6 +171,9 @@ export async function componentRoutes(app: FastifyInstance, { kit }: { kit: UiKi
         400,
       );
     }
-    return reply.redirect(`/${t.parent.app}/${t.parent.path}/${t.id}/`, 302);
+    // Back to the component's tab of the parent's page (Nautobot's `return_url`), else the page.
+    // (A component model is a child tab of a tabbed parent, at its URL path: ui/tabs.ts.)
+    const tab = TABBED_DETAIL_PAGES.has(t.parent.key) ? `${t.model.path}/` : "";
+    return reply.redirect(`/${t.parent.app}/${t.parent.path}/${t.id}/${tab}`, 302);
   });
 }
