@@ -103,7 +103,9 @@ export interface Store {
   /**
    * Call `onEvent` when any process signals `channel` (PostgreSQL LISTEN on a dedicated connection; signals
    * are sent with `dialect.notifySql` inside a transaction and arrive at its commit). Resolves to a stop
-   * function. SQLite has no cross-process signal: the function is a no-op and callers poll.
+   * function, also when the database is unreachable: the connection is then opened in the background with
+   * backoff (as after losing it) and `onEvent` is called once it is listening. SQLite has no cross-process
+   * signal: the function is a no-op and callers poll.
    */
   listen(channel: string, onEvent: () => void): Promise<() => Promise<void>>;
 }
@@ -290,13 +292,27 @@ export async function openStore(url: string): Promise<Store> {
               await open();
               onEvent();
             } catch {
-              client = undefined;
+              lose();
               schedule(Math.min(delay * 2, 10_000));
             }
           }, delay);
           retry.unref();
         };
-        await open();
+        /** Drop a connection that failed to open (refused, or LISTEN failed on it). */
+        const lose = () => {
+          const c = client;
+          client = undefined;
+          c?.end().catch(() => {});
+        };
+        try {
+          await open();
+        } catch {
+          // The database is unreachable now (an outage; a process started or first asked while it was
+          // down): keep trying in the background, as after a lost connection, instead of failing the caller
+          // for good (a rejected first LISTEN left a process's change streams failing until its restart).
+          lose();
+          schedule(500);
+        }
         return async () => {
           stopped = true;
           if (retry) clearTimeout(retry);

@@ -6,54 +6,27 @@
  * worker's LISTEN connection is back.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { type ChildProcess, spawn } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import { registry } from "../../src/registry/index.ts";
 import { createToken, ensureSuperuser } from "../../src/service/accounts.ts";
 import { openStore } from "../../src/store/db.ts";
 import { migrate } from "../../src/store/migrate.ts";
+import { type PrivateCluster, privateClusterAvailable, startPrivateCluster } from "../helpers/pg-private.ts";
 import { freePort, waitForOutput } from "../helpers/process.ts";
 import { type Receiver, startReceiver } from "../helpers/receiver.ts";
 import { ENGINE } from "../helpers/server.ts";
 import { HANG_MS } from "../helpers/wait.ts";
 
-const PG_BIN = [
-  "/usr/lib/postgresql/15/bin",
-  "/usr/lib/postgresql/16/bin",
-  "/usr/lib/postgresql/17/bin",
-].find((d) => existsSync(join(d, "initdb")));
-
-/** Run a PostgreSQL binary as the `postgres` OS user (initdb refuses root). */
-const asPostgres = (bin: string, args: string[]) =>
-  execFileSync("runuser", ["-u", "postgres", "--", join(PG_BIN!, bin), ...args], { stdio: "pipe" });
-
-describe("PostgreSQL outage", { skip: (ENGINE !== "postgres" || !PG_BIN) && "PostgreSQL runs only" }, () => {
-  let dir: string;
-  let port: number;
+describe("PostgreSQL outage", {
+  skip: (ENGINE !== "postgres" || !privateClusterAvailable()) && "PostgreSQL runs only",
+}, () => {
+  let pg: PrivateCluster;
   let url: string;
   let token: string;
   let rx: Receiver;
   let base: string;
   const children: ChildProcess[] = [];
-  const pgctl = (action: string) =>
-    asPostgres("pg_ctl", [
-      "-D",
-      join(dir, "data"),
-      "-l",
-      join(dir, "log"),
-      "-w",
-      "-t",
-      "300", // a hang, not a slow start (issue 24: a busy machine)
-      "-m",
-      "fast",
-      "-o",
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off`,
-      action,
-    ]);
-
   const spawnCli = (args: string[], env: Record<string, string>) => {
     const child = spawn(process.execPath, ["bin/inventory.js", ...args], {
       env: { ...process.env, INVENTORY_LOG_LEVEL: process.env.TEST_LOG ? "info" : "fatal", ...env },
@@ -69,12 +42,8 @@ describe("PostgreSQL outage", { skip: (ENGINE !== "postgres" || !PG_BIN) && "Pos
   };
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "inventory-pg-outage-"));
-    execFileSync("chown", ["postgres", dir]);
-    port = await freePort();
-    asPostgres("initdb", ["-D", join(dir, "data"), "-A", "trust", "-U", "postgres", "--no-sync"]);
-    pgctl("start");
-    url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+    pg = await startPrivateCluster("pg-outage");
+    url = pg.url;
     const store = await openStore(url);
     await migrate(store, registry());
     const { id } = await ensureSuperuser(store, "admin", "admin");
@@ -99,12 +68,7 @@ describe("PostgreSQL outage", { skip: (ENGINE !== "postgres" || !PG_BIN) && "Pos
   after(async () => {
     for (const c of children) c.kill("SIGKILL");
     await rx?.close();
-    try {
-      pgctl("stop");
-    } catch {
-      // already stopped
-    }
-    rmSync(dir, { recursive: true, force: true });
+    await pg?.destroy();
   });
 
   async function api(path: string, init: { method?: string; body?: unknown } = {}) {
@@ -138,7 +102,7 @@ describe("PostgreSQL outage", { skip: (ENGINE !== "postgres" || !PG_BIN) && "Pos
     };
     for (let i = 0; i < 10; i++) assert.equal(await create(), 201);
     if (process.env.TEST_LOG) process.stderr.write(`${Date.now()} stopping postgres\n`);
-    pgctl("stop");
+    await pg.stop();
     // Down for 10 s and at least 11 answers (a busy machine answers slower, issue 24).
     const downUntil = Date.now() + 10_000;
     const hang = Date.now() + HANG_MS;
@@ -146,7 +110,7 @@ describe("PostgreSQL outage", { skip: (ENGINE !== "postgres" || !PG_BIN) && "Pos
       await create(); // a connection error here (server gone) throws and fails the test
       await new Promise((r) => setTimeout(r, 100));
     }
-    pgctl("start");
+    await pg.start();
     let ok = 0;
     const end = Date.now() + HANG_MS;
     while (ok < 10 && Date.now() < end) {
