@@ -29,6 +29,11 @@ describe("custom-field validation_regex under a bounded matcher (task t5)", () =
   });
   after(async () => {
     await s.close();
+    const h = s.health;
+    if (h)
+      console.log(
+        `/health: ${h.polls} polls, worst ${h.worstMs} ms, threshold ${h.thresholdMs} ms, ${h.waits.length} waits for a core`,
+      );
   });
 
   /** Fail when the guard saw a held event loop; waits for two more polls so a late one is counted. */
@@ -115,6 +120,31 @@ describe("custom-field validation_regex under a bounded matcher (task t5)", () =
     const ok = await setValue("slow", "abc1def2");
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.equal(ok.body.custom_fields.slow, "abc1def2");
+  });
+
+  it("a bulk create of 200 objects with such values shares one matching budget: a prompt 400 for each", async () => {
+    const pattern = "^([a-z]+[0-9]*){1,1000}$";
+    const value = `${"b".repeat(CUSTOM_FIELD_VALUE_MAX - 1)}!`;
+    const body = Array.from({ length: 200 }, (_, i) => ({
+      name: `Bulk regex ${i}`,
+      status: "active",
+      custom_fields: { slow: value },
+    }));
+    const r = await s.api("/api/dcim/sites/", { method: "POST", body });
+    assert.equal(r.status, 400, JSON.stringify(r.body).slice(0, 300));
+    assert.ok(Array.isArray(r.body) && r.body.length === 200, JSON.stringify(r.body).slice(0, 300));
+    for (const item of r.body as Array<{ __all__?: string[] }>) {
+      const [message] = item.__all__ ?? [];
+      assert.ok(
+        message === `Invalid value for custom field 'slow': Value must match regex '${pattern}'` ||
+          message ===
+            `Invalid value for custom field 'slow': Matching the value against regex '${pattern}' took longer than the time allowed`,
+        JSON.stringify(item).slice(0, 300),
+      );
+    }
+    const list = await s.api("/api/dcim/sites/?name__isw=Bulk%20regex");
+    assert.equal(list.body.count, 0);
+    await assertLoopFree("200 values of 64 KiB against a 7,000-instruction pattern in one request");
   });
 
   it("a pattern RE2 cannot compile (lookaround, backreference, too large) is a 400 naming validation_regex", async () => {
