@@ -168,4 +168,86 @@ describe("web interface in Chromium", () => {
     await page.goto(`${s.url}/dcim/sites/`);
     assert.match(page.url(), /\/login\/\?next=/);
   });
+
+  it("sets relationships through the forms' typeaheads: one-to-one and many-to-many (issue 25)", async () => {
+    const provider = await create(s, "/api/circuits/providers/", { name: "Uplink Telecom" });
+    const v10 = await create(s, "/api/ipam/vlans/", { vid: 10, name: "users", status: "active" });
+    const v20 = await create(s, "/api/ipam/vlans/", { vid: 20, name: "voice", status: "active" });
+    await create(s, "/api/extras/relationships/", {
+      name: "Uplink provider",
+      slug: "uplink_provider",
+      type: "one-to-one",
+      source_type: "dcim.device",
+      destination_type: "circuits.provider",
+      source_label: "Uplink provider",
+      description: "Who carries this device's uplink",
+    });
+    await create(s, "/api/extras/relationships/", {
+      name: "Site VLANs",
+      slug: "site_vlans",
+      type: "many-to-many",
+      source_type: "dcim.site",
+      destination_type: "ipam.vlan",
+    });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const p = await context.newPage();
+    try {
+      await p.goto(`${s.url}/login/`);
+      await p.fill('input[name="username"]', "admin");
+      await p.fill('input[name="password"]', "admin");
+      await p.click('button[type="submit"]');
+      await p.waitForURL(`${s.url}/`);
+      /** Choose `text` in the typeahead of control `name` after typing `typed`. */
+      const choose = async (name: string, typed: string, text: string) => {
+        const answered = p.waitForResponse(
+          (r) => r.url().includes("/ui-api/lookup/") && new URL(r.url()).searchParams.get("q") === typed,
+        );
+        // The box around the input (a single select showing "—" hides its input until it has the focus).
+        await p.click(`.ts-control:has(#f-${name}-ts-control)`);
+        await p.keyboard.type(typed);
+        await answered;
+        await p.locator(`#f-${name}-ts-dropdown .option`, { hasText: text }).first().click();
+      };
+
+      // One-to-one: the device's uplink provider, a single choice.
+      await p.goto(`${s.url}/dcim/devices/${w.device.id}/edit/`);
+      // Tom Select points the label at its own control (`…-ts-label`); the label is the relationship's.
+      assert.equal(
+        (await p.textContent("#f-cr_uplink_provider__destination-ts-label"))?.trim(),
+        "Uplink provider",
+      );
+      assert.match((await p.textContent("form.edit")) ?? "", /Who carries this device's uplink/);
+      await choose("cr_uplink_provider__destination", "Uplink", "Uplink Telecom");
+      await p.screenshot({ path: `${SHOTS}/relationship-form.png`, fullPage: true });
+      await p.click('form.edit button[type="submit"]');
+      await p.waitForURL(`${s.url}/dcim/devices/${w.device.id}/`);
+      const row = p.locator("table.attrs tr", { hasText: "Uplink provider" });
+      assert.equal(
+        await row.locator(`a[href="/circuits/providers/${provider.id}/"]`).textContent(),
+        "Uplink Telecom",
+      );
+      const device = await s.api(`/api/dcim/devices/${w.device.id}/?include=relationships`);
+      assert.deepEqual(
+        device.body.relationships.uplink_provider.destination.objects.map((o: { id: string }) => o.id),
+        [provider.id],
+      );
+
+      // Many-to-many: two VLANs for the site, chosen one after the other in the same control.
+      await p.goto(`${s.url}/dcim/sites/${w.site.id}/edit/`);
+      await choose("cr_site_vlans__destination", "users", "users");
+      await choose("cr_site_vlans__destination", "voice", "voice");
+      await p.click('form.edit button[type="submit"]');
+      await p.waitForURL(`${s.url}/dcim/sites/${w.site.id}/`);
+      const vlans = p.locator("table.attrs tr", { hasText: "VLANs" });
+      assert.equal(await vlans.locator("a").count(), 2);
+      await p.screenshot({ path: `${SHOTS}/relationship-detail.png`, fullPage: true });
+      const site = await s.api(`/api/dcim/sites/${w.site.id}/?include=relationships`);
+      assert.deepEqual(
+        site.body.relationships.site_vlans.destination.objects.map((o: { id: string }) => o.id).sort(),
+        [v10.id, v20.id].sort(),
+      );
+    } finally {
+      await context.close();
+    }
+  });
 });
