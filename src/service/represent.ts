@@ -64,6 +64,13 @@ export interface RepresentOptions {
    * forms pre-fill them (the REST wire keeps Nautobot's bare ids).
    */
   nestIds?: boolean;
+  /**
+   * Full forms limited to these keys (fields, `tags`, `custom_fields`, `created`, `last_updated`,
+   * `notes_url`), besides `id`, `display` and `url`: a web list page renders its columns only, and what it
+   * does not show (paths, counts, tags, other relations) is not loaded. Each kept key has its full form's
+   * value. Ignored in nested and slim forms.
+   */
+  only?: ReadonlySet<string>;
 }
 
 type Obj = Record<string, unknown>;
@@ -179,7 +186,10 @@ export async function represent(
 ): Promise<Obj[]> {
   if (!rows.length) return [];
   model = modelAt(ctx, model);
-  const fields = fieldsFor(model, mode);
+  const only = mode === "full" ? opts.only : undefined;
+  const fields = only ? fieldsFor(model, mode).filter(([n]) => only.has(n)) : fieldsFor(model, mode);
+  /** Whether a key outside the declared fields (tags, custom fields, stamps…) is rendered. */
+  const keeps = (key: string) => !only || only.has(key);
   const ids = rows.map((r) => r.id as string);
   const shown = new Set(fields.map(([n]) => n));
   const uses = (model.displayUses ?? []).filter(
@@ -287,11 +297,14 @@ export async function represent(
   }
 
   let tagMap: Map<string, Obj[]> | undefined;
-  if (mode === "full" && model.tags) tagMap = await tagsFor(ctx, model, ids);
-  const cfDefs = mode === "full" && model.customFields ? await customFieldsFor(ctx, model.key) : undefined;
+  if (mode === "full" && model.tags && keeps("tags")) tagMap = await tagsFor(ctx, model, ids);
+  const cfDefs =
+    mode === "full" && model.customFields && keeps("custom_fields")
+      ? await customFieldsFor(ctx, model.key)
+      : undefined;
   const full = mode === "full";
-  const notes = full && hasNotes(model);
-  const wants = (key: string) => full && (!opts.include || opts.include.has(key));
+  const notes = full && hasNotes(model) && keeps("notes_url");
+  const wants = (key: string) => full && keeps(key) && (!opts.include || opts.include.has(key));
   const withComputed = model.customFields && wants("computed_fields");
   const relMap =
     hasRelationships(model) && wants("relationships") ? await relationshipsFor(ctx, model, ids) : undefined;
@@ -374,8 +387,8 @@ export async function represent(
     }
     if (mode === "full") {
       if (model.changelog) {
-        obj.created = row.created ?? null;
-        obj.last_updated = row.last_updated ?? null;
+        if (keeps("created")) obj.created = row.created ?? null;
+        if (keeps("last_updated")) obj.last_updated = row.last_updated ?? null;
       }
       if (tagMap) obj.tags = tagMap.get(row.id) ?? [];
       if (notes) obj.notes_url = `${detailUrl(ctx, model, row.id)}notes/`;

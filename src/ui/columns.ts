@@ -44,15 +44,19 @@ export function contentTypeLabel(reg: Registry, key: string): string {
     : `${APP_LABELS[app ?? ""] ?? app} › ${key.split(".")[1] ?? ""}`;
 }
 
+/** Value `v` of field `name` of `model` for display: content types (single and lists) as words. */
+export function shownValue(reg: Registry, model: Model, name: string, v: unknown): unknown {
+  const kind = model.fields[name]?.kind;
+  if (kind === "ct" && typeof v === "string" && v.includes(".")) return contentTypeLabel(reg, v);
+  if (kind === "cts" && Array.isArray(v))
+    return v.map((x) => (typeof x === "string" ? contentTypeLabel(reg, x) : x));
+  return v;
+}
+
 /** `obj` with its content-type fields (single and lists) given as words, for display only. */
 export function withContentTypeLabels(reg: Registry, model: Model, obj: Obj): Obj {
   const out = { ...obj };
-  for (const [name, fd] of model.fieldList) {
-    const v = out[name];
-    if (fd.kind === "ct" && typeof v === "string" && v.includes(".")) out[name] = contentTypeLabel(reg, v);
-    else if (fd.kind === "cts" && Array.isArray(v))
-      out[name] = v.map((x) => (typeof x === "string" ? contentTypeLabel(reg, x) : x));
-  }
+  for (const [name] of model.fieldList) if (name in out) out[name] = shownValue(reg, model, name, out[name]);
   return out;
 }
 

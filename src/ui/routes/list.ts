@@ -11,7 +11,7 @@ import { NotFoundError, PermissionDenied, ValidationError } from "../../service/
 import { mayDo } from "../../service/permissions.ts";
 import { boundedFilters, listRows } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
-import { defaultColumns, objectTitle, withContentTypeLabels } from "../columns.ts";
+import { defaultColumns, objectTitle, shownValue } from "../columns.ts";
 import { type FilterControl, filterControls } from "../filters.ts";
 import { esc, valueHtml } from "../format.ts";
 import { listQuery, PAGING_PARAMS, sortable } from "../list-query.ts";
@@ -90,12 +90,15 @@ export async function listRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
         .map(([k, v]) => `${k}: ${[v].flat().join(" ")}`)
         .join("; ");
     }
+    const cols = defaultColumns(model);
+    // The columns only (issue 25): what a full representation adds besides them (paths, counts, tags,
+    // other relations) is not loaded for a list.
     const objs = await represent(ctx, model, result.rows, "full", {
       nestIds: true,
       include: new Set(),
       excludeConfigContext: true,
+      only: new Set(cols),
     });
-    const cols = defaultColumns(model);
     const link = (o: number, sortBy?: string) =>
       listUrl(model, [
         ...pairs(all).filter(([k]) => k !== "offset" && (sortBy === undefined || k !== "sort")),
@@ -107,13 +110,10 @@ export async function listRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
       const dir = sort === field ? "ascending" : sort === `-${field}` ? "descending" : undefined;
       return { label, sortUrl: link(0, sort === field ? `-${field}` : field), dir };
     };
-    const rows = objs.map((o) => {
-      const shown = withContentTypeLabels(kit.reg, model, o);
-      return [
-        `<a href="${esc(uiUrl(o.url))}">${esc(objectTitle(model, o))}</a>`,
-        ...cols.map((c) => valueHtml(shown[c], c)),
-      ];
-    });
+    const rows = objs.map((o) => [
+      `<a href="${esc(uiUrl(o.url))}">${esc(objectTitle(model, o))}</a>`,
+      ...cols.map((c) => valueHtml(shownValue(kit.reg, model, c, o[c]), c)),
+    ]);
     const writable = !model.readOnly && model.key !== "users.token";
     const controls = await filterControls(ctx, model, all);
     // Filters of the URL that no control of the form carries are kept by the form as hidden inputs.
