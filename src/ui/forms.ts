@@ -4,7 +4,7 @@
  * layer validates UI writes exactly as API writes. Related objects are selects of the target's objects
  * (up to `MAX_OPTIONS`, else a text box taking an id or natural key).
  */
-import { fieldText } from "../registry/field-text.ts";
+import { formFieldText } from "../registry/form-text.ts";
 import type { Model } from "../registry/index.ts";
 import type { FieldDef, GenericFkField } from "../registry/meta.ts";
 import type { Ctx } from "../service/context.ts";
@@ -76,7 +76,7 @@ async function gfkControls(
     m ? (async () => (await labelsOf(ctx, m, [x])).get(x))() : undefined;
   const idLabel = type && types.includes(type) ? await label(id, type) : undefined;
   const parentLabelOf = p ? await label(parentId, p.model.key) : undefined;
-  const base = fieldText(model, name, fd).label;
+  const base = formFieldText(model, name, fd).label;
   return [
     {
       name: `${name}_type`,
@@ -188,7 +188,7 @@ export async function controlsFor(
     // A new object's form starts from the field defaults (an `enabled` box checked, a choice preselected).
     const given = name in current ? current[name] : "default" in fd && fresh ? fd.default : undefined;
     // Nautobot's label and help text of the field, as OPTIONS gives them (issue 25).
-    const text = fieldText(model, name, fd);
+    const text = formFieldText(model, name, fd);
     const base = {
       name,
       label: text.label,

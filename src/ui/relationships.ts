@@ -105,6 +105,22 @@ async function formSides(ctx: Ctx, model: Model, id?: string): Promise<FormSide[
 }
 
 /**
+ * A required-relationship message of the API in Nautobot 1.6.32's form wording
+ * (`RelationshipModel.required_related_objects_errors(output_for="ui")`): "You need to select a provider."
+ * (or "at least one") instead of the API's `["relationships"][…]["objects"]`, and the peer's add page
+ * instead of its API endpoint as the hint when none exist yet.
+ */
+function uiWording(message: string, rel: Row, other: Side, peer: Model): string {
+  const howMany = hasMany(rel, other) ? "at least one" : "a";
+  if (/^You need to specify \["relationships"\]/.test(message))
+    return `You need to select ${howMany} ${peer.verbose}.`;
+  return message.replace(
+    /Create an? .+ by posting to \/api\/\S+$/,
+    `Create a ${peer.verbose} at /${peer.app}/${peer.path}/add/.`,
+  );
+}
+
+/**
  * The relationship controls of a form for `model`: values from `current` when the form is a posted one
  * (`posted`), else the object's associations (`id`) or none (a new object). Errors of a control come under
  * its name or under `relationships.<slug>` (`splitErrors` of the service's `{"relationships": {slug: …}}`).
@@ -146,7 +162,10 @@ export async function relationshipControls(
           name,
           label: relationshipLabel(ctx, rel, side),
           required: rel.required_on === own && !String(rel.type).startsWith("symmetric-"),
-          errors: [...(errors[name] ?? []), ...(errors[`relationships.${rel.slug}`] ?? [])],
+          errors: [
+            ...(errors[name] ?? []),
+            ...(errors[`relationships.${rel.slug}`] ?? []).map((m) => uiWording(m, rel, other, peerModel)),
+          ],
           value: multiple ? value : (value[0] ?? ""),
           ...(rel.description ? { help: String(rel.description) } : {}),
         },

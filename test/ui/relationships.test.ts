@@ -2,14 +2,25 @@
  * Relationships in the web forms and detail pages (issue 25, src/ui/relationships.ts), and Nautobot's field
  * labels and help texts in the forms: a control per relationship side (`cr_<slug>__<peer side>`, single or
  * multiple by the relationship's type, hidden sides left out), saved through the service layer with the
- * object (REST `relationships`, one change-log entry), errors beside their controls; form labels equal the
- * API's OPTIONS labels (Nautobot 1.6.32's), help texts under the fields.
+ * object (REST `relationships`, one change-log entry), errors beside their controls in Nautobot's form
+ * wording; form labels and help texts are Nautobot 1.6.32's forms' (src/registry/form-text.ts), else its
+ * OPTIONS ones, help texts under the fields.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { FORM_TEXT } from "../../src/registry/form-text.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 import { webClient } from "../helpers/ui.ts";
 import { create } from "../helpers/world.ts";
+
+/** Text as the templates escape it. */
+const esc = (t: string) =>
+  t
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&#34;")
+    .replace(/'/g, "&#39;");
 
 /** The `<select>` (or input) of control `name` in a form page, or undefined. */
 const control = (html: string, name: string) =>
@@ -187,7 +198,9 @@ describe("web interface: relationships in forms, Nautobot labels and help texts"
     const withError = [...bad.html.matchAll(field)].map((m) => m[0]);
     assert.ok(
       withError.some(
-        (f) => f.includes('name="cr_maker_platforms__destination"') && /maker_platforms/.test(f),
+        (f) =>
+          f.includes('name="cr_maker_platforms__destination"') &&
+          f.includes("You need to select at least one platform."),
       ),
       "the error is drawn beside the relationship's control",
     );
@@ -198,7 +211,7 @@ describe("web interface: relationships in forms, Nautobot labels and help texts"
     assert.equal(ok.status, 302, ok.html.slice(0, 2000));
   });
 
-  it("form labels are Nautobot's (the API's OPTIONS labels) with help texts under the fields", async () => {
+  it("form labels and help texts are Nautobot 1.6.32's: its forms' own, else its OPTIONS ones", async () => {
     const web = await webClient(s);
     for (const [ui, apiPath] of [
       ["/dcim/interfaces/add/", "/api/dcim/interfaces/"],
@@ -210,13 +223,15 @@ describe("web interface: relationships in forms, Nautobot labels and help texts"
       assert.equal(page.status, 200);
       const options = await s.api(apiPath, { method: "OPTIONS" });
       const fields = options.body.actions.POST as Record<string, { label: string; help_text?: string }>;
+      const formText = FORM_TEXT[apiPath.slice(5, -1)] ?? {};
       let compared = 0;
       for (const [name, meta] of Object.entries(fields)) {
         const shown = labelOf(page.html, name);
         // A generic FK's object control (`assigned_object_id`) is labelled by the relation's name.
         if (shown === undefined || name.endsWith("_id")) continue;
-        assert.equal(shown, meta.label, `${ui} ${name}`);
-        if (meta.help_text) assert.ok(page.html.includes(meta.help_text), `${ui} ${name}: help text shown`);
+        assert.equal(shown, formText[name]?.label ?? meta.label, `${ui} ${name}`);
+        const help = formText[name]?.help ?? meta.help_text;
+        if (help) assert.ok(page.html.includes(esc(help)), `${ui} ${name}: help text shown`);
         compared++;
       }
       assert.ok(compared >= 5, `${ui}: ${compared} labels compared`);
@@ -224,9 +239,17 @@ describe("web interface: relationships in forms, Nautobot labels and help texts"
     const iface = await web.get("/dcim/interfaces/add/");
     assert.equal(labelOf(iface.html, "mtu"), "MTU");
     assert.equal(labelOf(iface.html, "mac_address"), "MAC Address");
+    assert.equal(labelOf(iface.html, "mode"), "802.1Q Mode", "InterfaceForm.Meta.labels");
+    assert.equal(labelOf(iface.html, "lag"), "LAG interface", "InterfaceForm's declared lag field");
     assert.match(iface.html, /This interface is used only for out-of-band management/);
     const ip = await web.get("/ipam/ip-addresses/add/");
     assert.equal(labelOf(ip.html, "dns_name"), "DNS Name");
     assert.match(ip.html, /Hostname or FQDN \(not case-sensitive\)/);
+    const vlan = await web.get("/ipam/vlans/add/");
+    assert.equal(labelOf(vlan.html, "vid"), "ID");
+    assert.match(vlan.html, /Configured VLAN ID/, "VLANForm.Meta.help_texts");
+    const device = await web.get("/dcim/devices/add/");
+    assert.equal(labelOf(device.html, "primary_ip4"), "Primary IPv4", "the model field's verbose_name");
+    assert.equal(labelOf(device.html, "position"), "Position (U)");
   });
 });
