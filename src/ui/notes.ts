@@ -10,6 +10,7 @@ import { mayDo } from "../service/permissions.ts";
 import { getRow } from "../service/read.ts";
 import type { Row } from "../service/rows.ts";
 import { rowFor } from "./guard.ts";
+import { notesPageUrl } from "./tabs.ts";
 
 /** Whether the acting user wrote `note` (a raw `extras_note` row). */
 export const isAuthor = (ctx: Ctx, note: Row): boolean =>
@@ -49,5 +50,5 @@ export async function noteFor(
 /** The detail page of the object a note is attached to, at its notes panel. */
 export function noteTargetUrl(ctx: Ctx, note: Row): string {
   const target = ctx.reg.models.get(String(note.assigned_object_type));
-  return target ? `/${target.app}/${target.path}/${String(note.assigned_object_id)}/#notes` : "/";
+  return target ? notesPageUrl(target, String(note.assigned_object_id)) : "/";
 }

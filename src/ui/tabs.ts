@@ -112,6 +112,16 @@ export function tabDefs(reg: Registry, model: Model): TabDef[] | undefined {
   return tabs;
 }
 
+/**
+ * Where an object's notes are shown: its Notes tab on a tabbed page (`/dcim/devices/<id>/notes/`), else
+ * the notes card of its detail page (`/dcim/sites/<id>/#notes`). Where adding, editing or deleting a note
+ * returns to.
+ */
+export function notesPageUrl(model: Pick<Model, "app" | "path" | "key">, id: string): string {
+  const base = `/${model.app}/${model.path}/${id}/`;
+  return TABBED_DETAIL_PAGES.has(model.key) ? `${base}notes/` : `${base}#notes`;
+}
+
 /** A tab as the detail template draws it. */
 export interface TabLink {
   label: string;

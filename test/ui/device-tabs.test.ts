@@ -265,6 +265,13 @@ describe("web interface: detail-page tabs and add components", () => {
     const notes = await web.get(`/dcim/devices/${w.a.id}/notes/`);
     assert.match(notes.html, /<strong>PSU 2<\/strong>/);
     assert.match(notes.html, new RegExp(`action="/dcim/devices/${w.a.id}/notes/"`));
+    // Adding a note returns to the Notes tab (a page without tabs: to its notes card).
+    const added = await web.post(`/dcim/devices/${w.a.id}/notes/`, { note: "Second note" });
+    assert.equal(added.status, 302);
+    assert.equal(added.location, `/dcim/devices/${w.a.id}/notes/`);
+    assert.match((await web.get(added.location!)).html, /Notes <span class="count">\(2\)<\/span>/);
+    const siteNote = await web.post(`/dcim/sites/${w.site.id}/notes/`, { note: "Site note" });
+    assert.equal(siteNote.location, `/dcim/sites/${w.site.id}/#notes`);
     const changes = await web.get(`/dcim/devices/${w.a.id}/changelog/`);
     assert.match(changes.html, /<h2>Change log<\/h2>[\s\S]*tab-a/);
     // Unknown tabs and models without tabs: 404.

@@ -26,6 +26,7 @@ import { bodyFromForm, controlsFor, extrasFromForm, splitErrors } from "../forms
 import { rowFor, rowsFor } from "../guard.ts";
 import type { UiKit } from "../plugin.ts";
 import { relationshipControls, relationshipsFromForm } from "../relationships.ts";
+import { notesPageUrl } from "../tabs.ts";
 import { titleOf } from "../views.ts";
 
 type Obj = Record<string, unknown>;
@@ -204,7 +205,7 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
       await inTransaction(ctx, (t) =>
         createObject(t, noteModel, { note, assigned_object_type: model.key, assigned_object_id: id }),
       );
-    return reply.redirect(`/${model.app}/${model.path}/${id}/#notes`, 302);
+    return reply.redirect(notesPageUrl(model, id), 302);
   });
 
   // Bulk delete from a list page: the selected rows, confirmed, then deleted all or none in one transaction.
