@@ -7,7 +7,7 @@
  *   single select where the peer side holds one object and a multi select where it holds several
  *   (`Relationship.has_many`), over the typeahead of the peer's content type filtered by the peer side's
  *   `<side>_filter`; sides marked hidden and sides whose `<side>_filter` the object does not match are left
- *   out (`RelationshipModel.get_relationships`);
+ *   out (`RelationshipModel.get_relationships`), and so are sides whose peers the user may not view;
  * - the posted controls as the API's `relationships` write key, so the service layer saves the object and
  *   its associations in one transaction with one change-log entry and the API's webhooks;
  * - the detail page's rows: each shown side's label and its peers as links.
@@ -22,6 +22,7 @@ import {
   relationshipsOf,
   sidesOf,
 } from "../service/object-extras.ts";
+import { mayDo } from "../service/permissions.ts";
 import { listRows } from "../service/read.ts";
 import type { Row } from "../service/rows.ts";
 import { esc } from "./format.ts";
@@ -97,7 +98,9 @@ async function formSides(ctx: Ctx, model: Model, id?: string): Promise<FormSide[
       const peerModel = ctx.reg.models.get(
         String(other === "destination" ? rel.destination_type : rel.source_type),
       );
-      if (!peerModel) continue;
+      // Without the view permission on the peers a user sees none of them, and an empty control would
+      // delete the associations on save: such sides are neither drawn nor sent (kept as they are).
+      if (!peerModel || !mayDo(ctx.grants, peerModel, "view")) continue;
       out.push({ rel, side, other, name: `cr_${rel.slug}__${other}`, peerModel });
     }
   }

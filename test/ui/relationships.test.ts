@@ -211,6 +211,38 @@ describe("web interface: relationships in forms, Nautobot labels and help texts"
     assert.equal(ok.status, 302, ok.html.slice(0, 2000));
   });
 
+  it("a user who may not view the peers gets no control for them, and a save keeps their associations", async () => {
+    const site = await create(s, "/api/dcim/sites/", {
+      name: "Rel kept",
+      status: "active",
+      relationships: { site_vlans: { destination: { objects: [ids.v1] } } },
+    });
+    const user = await create(s, "/api/users/users/", { username: "rel-bob", password: "rel-bob-pass-1" });
+    await create(s, "/api/users/permissions/", {
+      name: "rel-bob sites",
+      object_types: ["dcim.site"],
+      actions: ["view", "change"],
+      users: [user.id],
+    });
+    const web = await webClient(s, "rel-bob", "rel-bob-pass-1");
+    const edit = await web.get(`/dcim/sites/${site.id}/edit/`);
+    assert.equal(edit.status, 200);
+    assert.equal(control(edit.html, "cr_site_vlans__destination"), undefined, "no VLAN control without view");
+    const saved = await web.post(`/dcim/sites/${site.id}/edit/`, {
+      name: "Rel kept",
+      status: "active",
+      description: "changed by bob",
+    });
+    assert.equal(saved.status, 302, saved.html.slice(0, 2000));
+    const api = await s.api(`/api/dcim/sites/${site.id}/?include=relationships`);
+    assert.equal(api.body.description, "changed by bob");
+    assert.deepEqual(
+      api.body.relationships.site_vlans.destination.objects.map((o: { id: string }) => o.id),
+      [ids.v1],
+      "the association stays",
+    );
+  });
+
   it("form labels and help texts are Nautobot 1.6.32's: its forms' own, else its OPTIONS ones", async () => {
     const web = await webClient(s);
     for (const [ui, apiPath] of [
