@@ -31,6 +31,7 @@ import { installMetrics } from "./routes/metrics.ts";
 import { modelRoutes } from "./routes/models.ts";
 import { objectActionRoutes } from "./routes/object-actions.ts";
 import { rootRoutes } from "./routes/roots.ts";
+import { upsertRoutes } from "./routes/upsert.ts";
 import { registerSecurityHeaders } from "./security.ts";
 import { API_VERSIONS, DEFAULT_API_VERSION } from "./versions.ts";
 
@@ -305,6 +306,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(objectActionRoutes, { kit });
   await app.register(changeRoutes, { kit });
   await app.register(elevationRoutes, { kit });
+  await app.register(upsertRoutes, { kit });
   await app.register(modelRoutes, { kit });
 
   return app;

@@ -3,6 +3,7 @@
  * merged into the document by `openapiDocument`. Component names follow openapi.ts (`IpamPrefix`, …).
  */
 import { hasNotes, type Registry } from "../registry/index.ts";
+import { componentName } from "./openapi.ts";
 import { changePaths } from "./openapi-changes.ts";
 import { errors, json, ref, type Schema, UUID } from "./openapi-parts.ts";
 
@@ -183,6 +184,49 @@ const pageOf = (items: Schema): Schema => ({
   required: ["count", "next", "previous", "results"],
 });
 
+/**
+ * `…/upsert/` on every writable model with a natural key (routes/upsert.ts, issue 28; an extension, not a
+ * Nautobot path): one object or a list, each matched by the model's natural key.
+ */
+function upsertPaths(reg: Registry): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const m of reg.models.values()) {
+    const key = m.naturalKeyFields;
+    if (m.readOnly || !key.length || key.some((f) => m.fields[f]?.kind === "gfk")) continue;
+    const name = componentName(m);
+    out[`/${m.app}/${m.path}/upsert/`] = {
+      post: {
+        operationId: `${m.app}_${m.path.replace(/-/g, "_")}_upsert`,
+        tags: [m.app],
+        description:
+          `Extension (not in Nautobot): create or update ${m.plural ?? `${m.verbose}s`} matched by their natural key ` +
+          `(${key.join(", ")}; references may be nested natural-key objects). Given fields are updated, others ` +
+          "kept; an item that would change nothing writes nothing (no change log, no webhook). All items in one " +
+          "transaction: any invalid item is a 400 (one error object per item) and nothing is written.",
+        requestBody: {
+          required: true,
+          content: { "application/json": { schema: oneOrList(`Writable${name}`) } },
+        },
+        responses: {
+          200: json({
+            type: "array",
+            items: {
+              type: "object",
+              properties: {
+                result: { type: "string", enum: ["created", "updated", "unchanged"] },
+                object: ref(name),
+              },
+              required: ["result", "object"],
+            },
+          }),
+          ...errors(400, 403),
+        },
+      },
+    };
+  }
+  return out;
+}
+
 /** `…/notes/` on every model with notes, and dynamic-group members (routes/object-actions.ts). */
 function objectActionPaths(reg: Registry): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -257,6 +301,7 @@ function objectActionPaths(reg: Registry): Record<string, unknown> {
 export function actionPaths(reg: Registry): Record<string, unknown> {
   return {
     ...cablePathPaths(reg),
+    ...upsertPaths(reg),
     ...objectActionPaths(reg),
     ...changePaths(),
     "/extras/webhook-deliveries/{id}/retry/": {

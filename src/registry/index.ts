@@ -87,6 +87,25 @@ export interface Model extends ModelDef {
   naturalKey: string | undefined;
   /** Writes are change-logged and webhooked (`ModelDef.changeLogged`, resolved; never for read-only models). */
   changeLogged: boolean;
+  /** The fields identifying an object without its id (`ModelDef.naturalKeyFields`, resolved by `naturalKeyOf`). */
+  naturalKeyFields: readonly string[];
+}
+
+/**
+ * A model's natural key (issue 28): its declared `naturalKeyFields`, else Nautobot 2.x's default
+ * (`BaseModel.natural_key_field_lookups`): the fields of the first `uniqueTogether` rule, else the first
+ * `unique` field in declaration order; empty when there is none (read-only models have none).
+ */
+export function naturalKeyOf(def: ModelDef): readonly string[] {
+  if (def.naturalKeyFields) return def.naturalKeyFields;
+  if (def.readOnly) return [];
+  const together = def.uniqueTogether?.[0];
+  // A generic FK's two columns (`source_type`, `source_id`) are one field (`source`).
+  const field = (c: string) =>
+    c in def.fields ? c : c.replace(/_(type|id)$/, "") in def.fields ? c.replace(/_(type|id)$/, "") : c;
+  if (together) return [...new Set(together.fields.map(field))];
+  const unique = Object.entries(def.fields).find(([, fd]) => fd.unique);
+  return unique ? [unique[0]] : [];
 }
 
 /** A relation pointing at a model: `from.field` references it. */
@@ -194,6 +213,7 @@ export class Registry {
         naturalKey: def.fields.slug ? "slug" : def.fields.name ? "name" : undefined,
         loginRequired: def.loginRequired ?? !INVENTORY_APPS.has(def.app),
         changeLogged: !def.readOnly && (def.changeLogged ?? !!def.changelog),
+        naturalKeyFields: naturalKeyOf(def),
       };
       noteContentTypeLabel(def);
       this.models.set(key, model);
@@ -225,6 +245,9 @@ export class Registry {
             throw new RegistryError(`${model.key}.${name}: unknown model ${fd.model}`);
         }
       }
+      for (const n of model.naturalKeyFields)
+        if (!(n in model.fields))
+          throw new RegistryError(`${model.key}: natural key field ${n} is not a field`);
       for (const n of model.nested) {
         if (!(n in model.fields)) throw new RegistryError(`${model.key}: nested field ${n} is not a field`);
       }

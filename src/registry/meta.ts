@@ -509,6 +509,21 @@ export interface ModelDef {
   ordering?: readonly string[];
   uniqueTogether?: readonly UniqueTogether[];
   /**
+   * The fields that identify an object without its id (issue 28: upsert by natural key), as Nautobot 2.x's
+   * `natural_key_field_names`. Declared only where the default does not fit; otherwise derived by
+   * `naturalKeyOf` as Nautobot 2.x derives it: the first `uniqueTogether` rule, else the first `unique` field.
+   * An empty list means the model has no natural key (it cannot be upserted). FK fields are matched by the
+   * related object's id (a body may give a nested natural-key dict); `ip` fields by their host (addresses)
+   * or network (prefixes); a field missing from a body matches NULL.
+   */
+  naturalKeyFields?: readonly string[];
+  /**
+   * Why the declared `naturalKeyFields` are not (exactly) a uniqueness rule of the model, or why there are
+   * none: required whenever they are not backed by a `unique` field or a `uniqueTogether` rule (checked by
+   * test/unit/natural-keys.test.ts).
+   */
+  naturalKeyNote?: string;
+  /**
    * Extra (non-unique) indexes: lists of column names, or a partial index (`where`: an SQL predicate both
    * engines read, over quoted column names; `name` distinguishes it from a full index of the same columns).
    */

@@ -453,6 +453,9 @@ export const rackRole = defineModel({
 export const rack = defineModel({
   app: "dcim",
   name: "rack",
+  naturalKeyFields: ["site", "group", "name"],
+  naturalKeyNote:
+    "Nautobot 1.6 unique_together (group, name); a rack without a group is identified by its site and name, which 1.6 does not enforce (2.x: name + rack group): duplicates make an upsert of them a 400",
   verbose: "rack",
   path: "racks",
   changelog: true,
@@ -532,6 +535,9 @@ export const rack = defineModel({
 export const rackReservation = defineModel({
   app: "dcim",
   name: "rackreservation",
+  naturalKeyFields: [],
+  naturalKeyNote:
+    "No natural key: reservations have no uniqueness rule (Nautobot 2.x keys them by pk); not upserted",
   verbose: "rack reservation",
   path: "rack-reservations",
   changelog: true,
@@ -1034,6 +1040,9 @@ export const device = defineModel({
 export const virtualChassis = defineModel({
   app: "dcim",
   name: "virtualchassis",
+  naturalKeyFields: ["name"],
+  naturalKeyNote:
+    "Unique in Nautobot 2.x (`VirtualChassis.name`), not enforced in 1.6: duplicates make an upsert of them a 400",
   verbose: "virtual chassis",
   plural: "virtual chassis",
   path: "virtual-chassis",
@@ -1196,6 +1205,9 @@ export const COMPATIBLE_TERMINATIONS: Record<string, string[]> = {
 export const cable = defineModel({
   app: "dcim",
   name: "cable",
+  naturalKeyFields: ["termination_a", "termination_b"],
+  naturalKeyNote:
+    "Each termination is unique (Nautobot 1.6 unique_together per side); upsert of cables is not supported yet (400): their two generic terminations are not matched",
   verbose: "cable",
   path: "cables",
   changelog: true,

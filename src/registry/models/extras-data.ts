@@ -137,6 +137,9 @@ export const customFieldChoice = defineModel({
 export const note = defineModel({
   app: "extras",
   name: "note",
+  naturalKeyFields: [],
+  naturalKeyNote:
+    "No natural key: notes have no uniqueness rule (Nautobot 2.x keys them by pk); not upserted",
   verbose: "note",
   path: "notes",
   changelog: true,

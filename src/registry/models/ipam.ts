@@ -58,6 +58,9 @@ export const rir = defineModel({
 export const aggregate = defineModel({
   app: "ipam",
   name: "aggregate",
+  naturalKeyFields: ["prefix"],
+  naturalKeyNote:
+    "Nautobot 1.6 has no uniqueness rule for aggregates (2.x folds them into prefixes, keyed by network and length); an aggregate is its prefix, and two aggregates with the same prefix make an upsert of it a 400",
   verbose: "aggregate",
   path: "aggregates",
   changelog: true,
@@ -134,6 +137,9 @@ export const routeTarget = defineModel({
 export const vrf = defineModel({
   app: "ipam",
   name: "vrf",
+  naturalKeyFields: ["name", "rd"],
+  naturalKeyNote:
+    "rd is unique when set (Nautobot 1.6 `VRF.rd`); 2.x keys VRFs by namespace and name, so name + rd here (rd null for VRFs without one). Duplicates make an upsert of them a 400",
   verbose: "VRF",
   path: "vrfs",
   changelog: true,
@@ -187,6 +193,9 @@ export const role = defineModel({
 export const prefix = defineModel({
   app: "ipam",
   name: "prefix",
+  naturalKeyFields: ["prefix", "vrf"],
+  naturalKeyNote:
+    "Nautobot 1.6 checks prefix + VRF uniqueness only with ENFORCE_GLOBAL_UNIQUE or a VRF's enforce_unique (`Prefix.clean`); 2.x keys prefixes by namespace, network and length. Duplicates make an upsert of them a 400",
   verbose: "prefix",
   plural: "prefixes",
   path: "prefixes",
@@ -242,6 +251,9 @@ export const prefix = defineModel({
 export const ipAddress = defineModel({
   app: "ipam",
   name: "ipaddress",
+  naturalKeyFields: ["address", "vrf"],
+  naturalKeyNote:
+    "Matched by host and VRF, whatever the mask (Nautobot 1.6 `IPAddress.clean` checks host + VRF uniqueness only with ENFORCE_GLOBAL_UNIQUE or the VRF's enforce_unique; 2.x keys addresses by parent and host). Duplicates make an upsert of them a 400",
   verbose: "IP address",
   plural: "IP addresses",
   path: "ip-addresses",
@@ -374,6 +386,9 @@ export const vlanGroup = defineModel({
 export const vlan = defineModel({
   app: "ipam",
   name: "vlan",
+  naturalKeyFields: ["site", "group", "vid"],
+  naturalKeyNote:
+    "Nautobot 1.6 unique_together (group, vid); a VLAN without a group is identified by its site (or none) and VID, which 1.6 does not enforce: duplicates make an upsert of them a 400",
   verbose: "VLAN",
   path: "vlans",
   changelog: true,
@@ -440,6 +455,9 @@ function compressPorts(ports: number[]): string {
 export const service = defineModel({
   app: "ipam",
   name: "service",
+  naturalKeyFields: ["device", "virtual_machine", "name"],
+  naturalKeyNote:
+    "Nautobot 1.6 has no uniqueness rule for services (2.x: unique name per device or virtual machine); duplicates make an upsert of them a 400",
   verbose: "service",
   path: "services",
   changelog: true,

@@ -61,6 +61,9 @@ export const token = defineModel({
   app: "users",
   loginRequired: true,
   name: "token",
+  naturalKeyFields: [],
+  naturalKeyNote:
+    "No natural key: a token's key is stored hashed and tokens have no other uniqueness rule; not upserted",
   keyOrder: ["id", "url", "display"], // Nautobot 1.6 `TokenSerializer.Meta.fields`
   verbose: "token",
   path: "tokens",
@@ -86,6 +89,9 @@ export const objectPermission = defineModel({
   app: "users",
   loginRequired: true,
   name: "objectpermission",
+  naturalKeyFields: ["name"],
+  naturalKeyNote:
+    "Unique in Nautobot 2.x (`ObjectPermission.name`), not enforced in 1.6: duplicates make an upsert of them a 400",
   keyOrder: ["display", "id", "url"], // Nautobot 1.6 users serializers list `display` first
   verbose: "permission",
   path: "permissions",
