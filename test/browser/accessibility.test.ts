@@ -1,10 +1,11 @@
 /**
  * Accessibility (issue 25): axe-core, the npm package, injected into the pages in Debian's Chromium
- * (playwright-core), on the main kinds of page — home, a list, a detail page, a form, the cable trace
- * page, the import page, the profile page, a rack with its elevations, a prefix with its free ranges and the IP address form — in the
- * light and in the dark theme. No violation of impact "serious" or "critical" is allowed; the minor and
- * moderate ones are counted and printed (as test diagnostics) so they can be followed.
- * Rules: axe-core's defaults (WCAG 2.0/2.1 A and AA and its best practices).
+ * (playwright-core), on the main kinds of page — home, a list, a detail page and its interfaces tab, a
+ * form, the cable trace page, the import page and its preview, the profile page, a rack with its
+ * elevations, a prefix with its free ranges and the IP address form — in the light theme, the dark theme
+ * of the browser's preference and the dark theme chosen in the header's Theme menu. No violation of impact
+ * "serious" or "critical" is allowed; the minor and moderate ones are counted and printed (as test
+ * diagnostics) so they can be followed. Rules: axe-core's defaults (WCAG 2.0/2.1 A and AA, best practices).
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -61,6 +62,7 @@ describe("accessibility: axe-core in Chromium (issue 25)", () => {
     ["home", () => "/"],
     ["device list", () => "/dcim/devices/?status=active"],
     ["device page", () => `/dcim/devices/${w.device.id}/`],
+    ["device interfaces tab", () => `/dcim/devices/${w.device.id}/interfaces/`],
     ["device edit form", () => `/dcim/devices/${w.device.id}/edit/`],
     ["cable trace", () => `/dcim/interfaces/${w.iface.id}/trace/`],
     ["device import", () => "/dcim/devices/import/"],
@@ -70,28 +72,32 @@ describe("accessibility: axe-core in Chromium (issue 25)", () => {
     ["IP address form", () => "/ipam/ip-addresses/add/"],
   ];
 
-  for (const scheme of ["light", "dark"] as const) {
-    it(`finds no serious or critical violation in the ${scheme} theme`, async (t) => {
+  /** The themes: the browser's preference with the Auto theme, and Dark chosen in the header's menu. */
+  const themes = [
+    { scheme: "light", os: "light", chosen: undefined },
+    { scheme: "dark", os: "dark", chosen: undefined },
+    { scheme: "dark", os: "light", chosen: "Dark" },
+  ] as const;
+  for (const { scheme, os, chosen } of themes) {
+    const what = chosen ? `the ${scheme} theme chosen in the Theme menu` : `the ${scheme} theme (browser's)`;
+    it(`finds no serious or critical violation in ${what}`, async (t) => {
       const context = await browser.newContext({
         viewport: { width: 1280, height: 800 },
-        colorScheme: scheme,
+        colorScheme: os,
       });
       try {
         const page = await context.newPage();
         page.setDefaultTimeout(WAIT);
         await logIn(page, s.url);
+        if (chosen) {
+          await page.click('summary:text-is("Theme")');
+          await page.click(`button:text-is("${chosen}")`);
+          await page.waitForSelector(`html[data-theme="${chosen.toLowerCase()}"]`);
+        }
         const serious: string[] = [];
         let pagesChecked = 0;
-        for (const [name, path] of pages) {
-          const res = await page.goto(`${s.url}${path()}`, { waitUntil: "load" });
-          assert.equal(res?.status(), 200, `${name}: ${path()}`);
-          // The page follows the chosen scheme (the dark palette applies through prefers-color-scheme).
-          const bg = await page.evaluate("getComputedStyle(document.body).backgroundColor");
-          assert.equal(
-            bg,
-            scheme === "dark" ? "rgb(15, 23, 32)" : "rgb(245, 247, 250)",
-            `${name}: background`,
-          );
+        /** Run axe on what `page` shows: serious and critical violations kept, the others counted. */
+        const check = async (name: string) => {
           const found = await axe(page);
           pagesChecked++;
           const minor = found.filter((v) => v.impact === "minor").length;
@@ -106,8 +112,29 @@ describe("accessibility: axe-core in Chromium (issue 25)", () => {
                 serious.push(
                   `${name}: [${v.impact}] ${v.id} (${v.help}) at ${n.target.join(" ")}: ${n.html}`,
                 );
+        };
+        for (const [name, path] of pages) {
+          const res = await page.goto(`${s.url}${path()}`, { waitUntil: "load" });
+          assert.equal(res?.status(), 200, `${name}: ${path()}`);
+          // The page follows the theme (the browser's preference, or the choice remembered in a cookie).
+          const bg = await page.evaluate("getComputedStyle(document.body).backgroundColor");
+          assert.equal(
+            bg,
+            scheme === "dark" ? "rgb(15, 23, 32)" : "rgb(245, 247, 250)",
+            `${name}: background`,
+          );
+          await check(name);
         }
-        assert.equal(pagesChecked, pages.length);
+        // The import preview (the answer to a POST): a pasted CSV of two devices.
+        await page.goto(`${s.url}/dcim/devices/import/`);
+        await page.fill(
+          "#f-data",
+          ["name,device_type,device_role,site,status", "ax-1,Patch-24,Access switch,LON1,active"].join("\n"),
+        );
+        await page.click('button:text-is("Preview")');
+        await page.waitForSelector(".import-preview");
+        await check("import preview");
+        assert.equal(pagesChecked, pages.length + 1);
         assert.deepEqual(serious, [], `${serious.length} serious or critical violations`);
       } finally {
         await context.close();
