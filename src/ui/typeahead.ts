@@ -111,8 +111,17 @@ export const LOOKUP_LIMIT = 50;
 /**
  * One lookup: up to `LOOKUP_LIMIT` objects of `model` whose name contains `q` (the `q` search for models
  * without a name) and matching the given filters (parameters the model does not know are left out),
- * visible to the user, sorted by label (natural order: eth2 before eth10).
- * @returns `{results: [{id, display}], more}`. @throws PermissionDenied-like 403 from the caller's check.
+ * visible to the user. Names starting with `q` come first, then the others, each group sorted by label
+ * (natural order: eth2 before eth10; case-insensitive).
+ *
+ * Cost (issue 25, typeahead answers under 20 ms): the search reads rows in the engine's scan order and
+ * stops at its first `LOOKUP_LIMIT + 1` matches (`ListParams.unordered`): no sort of every match (the
+ * model's ordering: 1.8 s for "xe-0/0/1" over 200,000 interfaces) and no walk of the id index (a search of
+ * 10,000 devices that matches one read every row through it: ~11 ms of CPU, ~5 ms in storage order). Only
+ * when the name matches more than that is a second, equally bounded search for names starting with `q` run,
+ * so that they are not left out of the page; a search with few matches costs one scan.
+ * @returns `{results: [{id, display}], more}` (`more`: other objects match). @throws ValidationError for a
+ * bad filter value (the route answers 400).
  */
 export async function lookup(
   ctx: Ctx,
@@ -125,22 +134,38 @@ export async function lookup(
     if (v === "" || k === "q") continue;
     if (filters.has(k)) params.set(k, [v]);
   }
-  // What is typed matches the name the user sees (`name__ic`, an indexable scan of one column); models
-  // without a name use their `q` search (an IP address: the typed network).
+  const page = async (extra?: [string, string]) => {
+    const p = extra ? new Map([...params, [extra[0], [extra[1]]]]) : params;
+    const { rows } = await listRows(ctx, model, {
+      params: boundedFilters(p),
+      limit: LOOKUP_LIMIT + 1,
+      offset: 0,
+      skipCount: true,
+      unordered: true,
+    });
+    return rows;
+  };
+  // What is typed matches the name the user sees (`name__ic`); models without a name use their `q` search
+  // (an IP address: the typed network).
   const typed = (query.q ?? "").trim();
-  if (typed) params.set(filters.has("name__ic") ? "name__ic" : "q", [typed]);
-  // In primary-key order the scan stops at the first LOOKUP_LIMIT + 1 matches (the model's ordering sorts
-  // every match first: 1.8 s for "xe-0/0/1" over 200,000 interfaces); the page is sorted by its labels.
-  const { rows } = await listRows(ctx, model, {
-    params: boundedFilters(params),
-    limit: LOOKUP_LIMIT + 1,
-    offset: 0,
-    skipCount: true,
-    ordering: ["id"],
+  const byName = filters.has("name__ic");
+  let rows = await page(typed ? [byName ? "name__ic" : "q", typed] : undefined);
+  const more = rows.length > LOOKUP_LIMIT;
+  if (more && typed && byName && filters.has("name__isw")) {
+    const starting = await page(["name__isw", typed]);
+    const ids = new Set(starting.map((r) => r.id));
+    rows = [...starting, ...rows.filter((r) => !ids.has(r.id))];
+  }
+  const objs = await represent(ctx, model, rows.slice(0, LOOKUP_LIMIT), { fields: [] });
+  const prefix = typed.toLowerCase();
+  const ranked = objs.map((o) => {
+    const display = String(o.display);
+    return {
+      id: String(o.id),
+      display,
+      first: byName && !!prefix && display.toLowerCase().startsWith(prefix),
+    };
   });
-  const page = rows.slice(0, LOOKUP_LIMIT);
-  const objs = await represent(ctx, model, page, { fields: [] });
-  const results = objs.map((o) => ({ id: String(o.id), display: String(o.display) }));
-  results.sort((a, b) => NATURAL.compare(a.display, b.display));
-  return { results, more: rows.length > LOOKUP_LIMIT };
+  ranked.sort((a, b) => Number(b.first) - Number(a.first) || NATURAL.compare(a.display, b.display));
+  return { results: ranked.map(({ id, display }) => ({ id, display })), more };
 }
