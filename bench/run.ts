@@ -246,6 +246,62 @@ const bigDevice = await (async () => {
   );
   return d.id as string;
 })();
+// Issue 25: a 48-port switch for the device page and its tabs: half its interfaces cabled to a second
+// switch, each cabled one with an IP address; front/rear ports, console and power ports, a note.
+const tabDevice = await (async () => {
+  const site = await post("/api/dcim/sites/", { name: "Bench tabs", status: "active" });
+  const man = await post("/api/dcim/manufacturers/", { name: "Bench tabs maker" });
+  const dt = await post("/api/dcim/device-types/", { model: "Bench tabs 48", manufacturer: man.id });
+  const role = await post("/api/dcim/device-roles/", { name: "Bench tabs role" });
+  const dev = (name: string) =>
+    post("/api/dcim/devices/", {
+      name,
+      site: site.id,
+      device_type: dt.id,
+      device_role: role.id,
+      status: "active",
+    });
+  const [a, b] = [await dev("bench-tabs-a"), await dev("bench-tabs-b")];
+  const ports = (d: { id: string }) =>
+    post(
+      "/api/dcim/interfaces/",
+      Array.from({ length: 48 }, (_, i) => ({ device: d.id, name: `ge-0/0/${i}`, type: "1000base-t" })),
+    );
+  const [ia, ib] = [await ports(a), await ports(b)];
+  for (let i = 0; i < 24; i++) {
+    await post("/api/dcim/cables/", {
+      termination_a_type: "dcim.interface",
+      termination_a_id: ia[i].id,
+      termination_b_type: "dcim.interface",
+      termination_b_id: ib[i].id,
+      status: "connected",
+    });
+    await post("/api/ipam/ip-addresses/", {
+      address: `10.248.${i}.1/31`,
+      status: "active",
+      assigned_object_type: "dcim.interface",
+      assigned_object_id: ia[i].id,
+    });
+  }
+  for (let i = 0; i < 4; i++) {
+    const rear = await post("/api/dcim/rear-ports/", {
+      device: a.id,
+      name: `r${i}`,
+      type: "lc",
+      positions: 1,
+    });
+    await post("/api/dcim/front-ports/", { device: a.id, name: `f${i}`, type: "lc", rear_port: rear.id });
+  }
+  await post("/api/dcim/console-ports/", { device: a.id, name: "con0", type: "rj-45" });
+  await post("/api/dcim/power-ports/", { device: a.id, name: "psu0", type: "iec-60320-c14" });
+  await post("/api/dcim/power-ports/", { device: a.id, name: "psu1", type: "iec-60320-c14" });
+  await post("/api/extras/notes/", {
+    note: "Bench note",
+    assigned_object_type: "dcim.device",
+    assigned_object_id: a.id,
+  });
+  return a.id as string;
+})();
 
 interface Scenario {
   name: string;
@@ -335,6 +391,26 @@ const scenarios: Scenario[] = [
     connections: 1,
     rows: 1,
   },
+  // Issue 25: the device page of a 48-port switch and each of its tabs (one connection: one request's time).
+  ...[
+    "",
+    "interfaces/",
+    "front-ports/",
+    "rear-ports/",
+    "console-ports/",
+    "power-ports/",
+    "config-context/",
+    "notes/",
+    "changelog/",
+  ].map(
+    (tab): Scenario => ({
+      name: `UI device page tab ${tab || "main"} (48 interfaces)`,
+      path: `/dcim/devices/${tabDevice}/${tab}`,
+      headers: { cookie: uiCookie, accept: "text/html" },
+      connections: 1,
+      rows: tab === "interfaces/" ? 48 : 1,
+    }),
+  ),
   {
     name: "UI interface list of that device (500 rows)",
     path: `/dcim/interfaces/?device_id=${bigDevice}&limit=500`,
