@@ -105,7 +105,10 @@ describe("web interface in Chromium", () => {
     await page.screenshot({ path: `${SHOTS}/rack-elevation.png`, fullPage: true });
     await page.click(`.elevations a[href="/dcim/devices/${w.device.id}/"] >> nth=0`);
     await page.waitForURL(`${s.url}/dcim/devices/${w.device.id}/`);
-    // The device's interfaces (a child table), an interface's IP address, and back through the change log.
+    // The device's interfaces (its Interfaces tab, ui/tabs.ts), an interface's IP address, and back through
+    // the change log.
+    await page.click('nav.tabs a:has-text("Interfaces")');
+    await page.waitForURL(`${s.url}/dcim/devices/${w.device.id}/interfaces/`);
     await page.screenshot({ path: `${SHOTS}/device-interfaces.png`, fullPage: true });
     await page.click(`a[href="/dcim/interfaces/${w.iface.id}/"]`);
     await page.waitForURL(`${s.url}/dcim/interfaces/${w.iface.id}/`);
