@@ -39,9 +39,10 @@ export async function upsertObjects(ctx: Ctx, model: Model, items: unknown[]): P
   const out: UpsertOutcome[] = [];
   const errs: unknown[] = [];
   let failed = false;
+  const refs: Refs = new Map();
   for (const item of items) {
     try {
-      out.push(await upsertOne(ctx, model, item));
+      out.push(await upsertOne(ctx, model, item, refs));
       errs.push({});
     } catch (e) {
       if (!(e instanceof ValidationError)) throw e;
@@ -67,54 +68,74 @@ function unsupported(model: Model): void {
     );
 }
 
+/**
+ * References resolved by this upsert's matching, by target model and JSON of the given value: many items
+ * name the same device or site. Valid while nothing is written, so cleared after each create and update.
+ */
+type Refs = Map<string, string>;
+
 /** Upsert one item. @throws ValidationError (the item's errors), PermissionDenied */
-async function upsertOne(ctx: Ctx, model: Model, item: unknown): Promise<UpsertOutcome> {
-  const id =
+async function upsertOne(ctx: Ctx, model: Model, item: unknown, refs: Refs): Promise<UpsertOutcome> {
+  const found =
     item !== null && typeof item === "object" && !Array.isArray(item)
-      ? await match(ctx, model, item as Row)
+      ? await match(ctx, model, item as Row, refs)
       : undefined;
-  if (id === undefined) {
+  // The item with its natural-key references as the ids they resolved to (looked up once, not again).
+  const body = found?.body ?? item;
+  const stored = found?.stored;
+  if (!stored) {
     if (ctx.grants && !mayDo(ctx.grants, model, "add")) throw new PermissionDenied();
-    return { result: "created", id: await createObject(ctx, model, item) };
+    refs.clear();
+    return { result: "created", id: await createObject(ctx, model, body) };
   }
   if (ctx.grants && !mayDo(ctx.grants, model, "change")) throw new PermissionDenied();
-  let read = ctx.db.selectFrom(model.table).selectAll().where("id", "=", id);
-  if (ctx.store.dialect.rowLocks) read = read.forUpdate();
-  const stored = (await read.executeTakeFirst()) as Row;
+  const id = String(stored.id);
   const before = await toRecord(ctx, model, stored);
-  const parsed = await parseWrite(ctx, model, item, before, true);
+  const parsed = await parseWrite(ctx, model, body, before, true);
   parsed.errors.throwIfAny();
-  const body = item as Row;
   const changed =
-    "relationships" in body ||
+    "relationships" in (body as Row) ||
     differs(model, parsed.record, before) ||
     (parsed.tags !== undefined && !sameSet(parsed.tags, await tagsOf(ctx, model, id)));
   if (!changed) {
     if (ctx.grants && !(await permits(ctx, model, id, "change"))) throw new PermissionDenied();
     return { result: "unchanged", id };
   }
-  await updateObject(ctx, model, id, item, true);
+  refs.clear();
+  await updateObject(ctx, model, id, body, true);
   return { result: "updated", id };
 }
 
 /**
- * The id of the stored object whose natural key equals the item's, or undefined. A key field the item does
- * not give matches NULL; FK values may be ids or nested attribute dicts (natural keys of the target,
- * resolved by `resolveRef` as any write's references are); IP addresses match by host and family (any mask),
- * prefixes by network and length.
+ * The stored row (locked until commit on PostgreSQL) whose natural key equals the item's, if any, and the
+ * item with its natural-key references replaced by the ids they resolved to. A key field the item does not
+ * give matches NULL; FK values may be ids or nested attribute dicts (natural keys of the target, resolved by
+ * `resolveRef` as any write's references are); IP addresses match by host and family (any mask), prefixes
+ * by network and length.
  * @throws ValidationError naming the field of an unresolvable reference or value, or several matches
  */
-async function match(ctx: Ctx, model: Model, item: Row): Promise<string | undefined> {
+async function match(
+  ctx: Ctx,
+  model: Model,
+  item: Row,
+  refs: Refs,
+): Promise<{ stored: Row | undefined; body: Row }> {
   const errors = new ErrorBag();
-  let q = ctx.db.selectFrom(model.table).select("id");
+  const body: Row = { ...item };
+  let q = ctx.db.selectFrom(model.table).selectAll();
   for (const name of model.naturalKeyFields) {
     const fd = model.fields[name]!;
     const v = item[name] ?? null;
     if (fd.kind === "fk") {
       if (v === null) q = q.where(`${name}_id`, "is", null);
       else {
-        const ref = await resolveRef(ctx, ctx.reg.get(fd.to), v, name, errors);
+        const memo = typeof v === "object" ? `${fd.to}\u0000${JSON.stringify(v)}` : undefined;
+        const ref = (memo && refs.get(memo)) ?? (await resolveRef(ctx, ctx.reg.get(fd.to), v, name, errors));
         if (ref === undefined) continue;
+        if (memo) {
+          refs.set(memo, ref);
+          body[name] = ref;
+        }
         q = q.where(`${name}_id`, "=", ref);
       }
     } else if (fd.kind === "ip") {
@@ -143,14 +164,14 @@ async function match(ctx: Ctx, model: Model, item: Row): Promise<string | undefi
     }
   }
   errors.throwIfAny();
-  const rows = await q.limit(2).execute();
+  const rows = (await (ctx.store.dialect.rowLocks ? q.limit(2).forUpdate() : q.limit(2)).execute()) as Row[];
   if (rows.length > 1)
     throw new ValidationError({
       non_field_errors: [
         `Several ${model.plural ?? `${model.verbose}s`} match the natural key (${model.naturalKeyFields.join(", ")}): give their id instead of upserting.`,
       ],
     });
-  return rows[0]?.id as string | undefined;
+  return { stored: rows[0], body };
 }
 
 /**
