@@ -418,6 +418,56 @@ const scenarios: Scenario[] = [
     connections: 1,
     rows: 500,
   },
+  // Issue 25 performance: the HTML list of 1,000 interfaces against the API's page of the same rows (one
+  // connection each, so p50 is one request's time), and the forms' typeahead lookups.
+  {
+    name: "API interfaces limit=1000 (1 connection)",
+    path: "/api/dcim/interfaces/?limit=1000",
+    connections: 1,
+    rows: 1000,
+  },
+  {
+    name: "UI interface list (1,000 rows)",
+    path: "/dcim/interfaces/?limit=1000",
+    headers: { cookie: uiCookie, accept: "text/html" },
+    connections: 1,
+    rows: 1000,
+  },
+  {
+    name: "UI lookup device by name, many matches (q=leaf-01)",
+    path: "/ui-api/lookup/?model=dcim.device&q=leaf-01",
+    headers: { cookie: uiCookie, accept: "application/json" },
+    connections: 1,
+    rows: 50,
+  },
+  {
+    name: "UI lookup device by name, one match (q=fra01-leaf-0123)",
+    path: "/ui-api/lookup/?model=dcim.device&q=fra01-leaf-0123",
+    headers: { cookie: uiCookie, accept: "application/json" },
+    connections: 1,
+    rows: 1,
+  },
+  {
+    name: "UI lookup device by name, no match (q=zzz)",
+    path: "/ui-api/lookup/?model=dcim.device&q=zzz",
+    headers: { cookie: uiCookie, accept: "application/json" },
+    connections: 1,
+    rows: 0,
+  },
+  {
+    name: "UI lookup interfaces of one device",
+    path: `/ui-api/lookup/?model=dcim.interface&device_id=${device.id}`,
+    headers: { cookie: uiCookie, accept: "application/json" },
+    connections: 1,
+    rows: Number(args.interfaces),
+  },
+  {
+    name: "UI lookup interfaces of one device (q=xe-0/0/1)",
+    path: `/ui-api/lookup/?model=dcim.interface&device_id=${device.id}&q=${encodeURIComponent("xe-0/0/1")}`,
+    headers: { cookie: uiCookie, accept: "application/json" },
+    connections: 1,
+    rows: 11,
+  },
 ];
 
 // The SQL statements one GraphQL request runs (its X-SQL-Queries header), for the note.
