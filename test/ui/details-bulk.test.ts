@@ -90,10 +90,19 @@ describe("web interface: detail pages and bulk edit", () => {
 
   it("status badges take each status's colour; notes are listed, added and escaped", async () => {
     const web = await webClient(s);
+    await create(s, "/api/extras/statuses/", {
+      name: "Dark green",
+      slug: "dark-green",
+      color: "1b5e20",
+      content_types: ["dcim.site"],
+    });
     const css = await web.get("/ui/status-colors.css");
     assert.equal(css.status, 200);
-    assert.match(css.html, /\.badge\.status\.active\{background:#4caf50;color:#ffffff\}/);
+    // Black or white text, whichever contrasts more (WCAG): black on Active's green (7.9:1; Nautobot's
+    // white is 2.8:1), white on a dark green.
+    assert.match(css.html, /\.badge\.status\.active\{background:#4caf50;color:#000000\}/);
     assert.match(css.html, /\.badge\.status\.offline\{background:#ffc107;color:#000000\}/);
+    assert.match(css.html, /\.badge\.status\.dark-green\{background:#1b5e20;color:#ffffff\}/);
     const site = await create(s, "/api/dcim/sites/", { name: "Noted site", status: "decommissioning" });
     let page = await web.get(`/dcim/sites/${site.id}/`);
     assert.match(page.html, /<span class="badge status decommissioning">Decommissioning<\/span>/);
