@@ -424,7 +424,22 @@ describe("web interface: detail-page tabs and add components", () => {
       "Actions",
     ]);
     assert.equal(rowsOf(tab.html).length, 2);
-    assert.match(tab.html, new RegExp(`href="/virtualization/interfaces/add/\\?virtual_machine=${vm.id}"`));
+    // A VM's interfaces are its components: Add components and the tab's button open the bulk add (no label).
+    const add = `${base}components/interfaces/add/`;
+    assert.match(tab.html, new RegExp(`<a class="button" href="${add}">\\+ Add VM interfaces</a>`));
+    assert.match(page.html, new RegExp(`<a href="${add}">VM Interfaces</a>`));
+    const form = await web.get(add);
+    assert.equal(form.status, 200);
+    assert.match(form.html, /name="name_pattern"/);
+    assert.doesNotMatch(form.html, /name="label_pattern"|name="virtual_machine"/);
+    const made = await web.post(add, { name_pattern: "eth[2-3]", status: "active" });
+    assert.equal(made.status, 302, made.html.slice(0, 1000));
+    assert.equal(made.location, `${base}interfaces/`);
+    const vmIfaces = await s.api(`/api/virtualization/interfaces/?virtual_machine_id=${vm.id}`);
+    assert.deepEqual(
+      vmIfaces.body.results.map((i: any) => i.name),
+      ["eth0", "eth1", "eth2", "eth3"],
+    );
 
     await create(s, "/api/dcim/rack-reservations/", {
       rack: w.rack.id,

@@ -1,8 +1,9 @@
 /**
- * Bulk creation of device components from a device's page (issue 25; Nautobot 1.6 `ComponentCreateView`
- * and `ComponentCreateForm`): one form per component model of the registry (interfaces, front/rear ports,
- * console and power ports and outlets, device bays, inventory items: every model with a required `device`
- * and a `name` and `label`), whose `name_pattern` and `label_pattern` accept Nautobot's alphanumeric ranges
+ * Bulk creation of components from their parent's page (issue 25; Nautobot 1.6 `ComponentCreateView`
+ * and `ComponentCreateForm`, `VMInterfaceCreateView`): one form per component model of the registry (a
+ * device's interfaces, front/rear ports, console and power ports and outlets, device bays, inventory items;
+ * a virtual machine's interfaces: every model with a required FK named after the parent and a `name`), whose
+ * `name_pattern` and (for models with a label) `label_pattern` accept Nautobot's alphanumeric ranges
  * (`eth[0-47]`, `ge-0/0/[0-3]`, `[a-c]`, `[1,3,5-7]`, several brackets; service/expand.ts). The other
  * fields are the model's form controls, shared by every component made. Every component is created through
  * the service layer's bulk create in one transaction: all or none, errors shown on the form.
@@ -26,19 +27,26 @@ type Obj = Record<string, unknown>;
 /** Most error lines shown for one bulk create (the rest are summarised). */
 const SHOWN_ERRORS = 20;
 
-/** The component models of a parent model (`dcim.device`): a required `device` FK, a `name` and a `label`. */
+/**
+ * The FK of `model` that makes it a component of `parent` (a model key): a required FK to it named after
+ * it, underscores aside (`device` for `dcim.device`, `virtual_machine` for `virtualization.virtualmachine`).
+ */
+export function parentField(reg: Registry, model: Model, parent: string): string | undefined {
+  const name = reg.models.get(parent)?.name;
+  return model.fieldList.find(
+    ([n, d]) => d.kind === "fk" && d.to === parent && !!d.required && n.replace(/_/g, "") === name,
+  )?.[0];
+}
+
+/**
+ * The component models of a parent model (`dcim.device`, `virtualization.virtualmachine`): a required FK
+ * named after the parent (`parentField`) and a `name`; the name (and the `label`, where the model has one)
+ * are created from patterns.
+ */
 export function componentModels(reg: Registry, parent = "dcim.device"): Model[] {
-  return [...reg.models.values()].filter((m) => {
-    const d = m.fields.device;
-    return (
-      d?.kind === "fk" &&
-      d.to === parent &&
-      !!d.required &&
-      !!m.fields.name &&
-      !!m.fields.label &&
-      !m.readOnly
-    );
-  });
+  return [...reg.models.values()].filter(
+    (m) => !!parentField(reg, m, parent) && !!m.fields.name && !m.readOnly && !m.key.endsWith("template"),
+  );
 }
 
 /** The "Add components" menu of a device page: the component models the user may add. */
@@ -58,8 +66,9 @@ export async function componentRoutes(app: FastifyInstance, { kit }: { kit: UiKi
     const parent = kit.reg.byUrl(a!, path!);
     const id = normalizeUuid(raw ?? "");
     const model = parent && componentModels(kit.reg, parent.key).find((m) => m.path === component);
-    if (!parent || !model || !id) throw new NotFoundError();
-    return { parent, model, id };
+    const field = parent && model && parentField(kit.reg, model, parent.key);
+    if (!parent || !model || !field || !id) throw new NotFoundError();
+    return { parent, model, field, id };
   };
 
   const draw = async (
@@ -83,18 +92,22 @@ export async function componentRoutes(app: FastifyInstance, { kit }: { kit: UiKi
         help: "Alphanumeric ranges are supported for bulk creation. Mixed cases and types within a single range are not supported. Examples: [ge,xe]-0/0/[0-9], e[0-3][a-d,f]",
         errors: errors.name_pattern ?? [],
       },
-      {
-        name: "label_pattern",
-        label: "Label",
-        kind: "text",
-        required: false,
-        value: String(posted.label_pattern ?? ""),
-        help: "Alphanumeric ranges are supported. (Must match the number of names being created.)",
-        errors: errors.label_pattern ?? [],
-      },
+      ...(t.model.fields.label
+        ? [
+            {
+              name: "label_pattern",
+              label: "Label",
+              kind: "text" as const,
+              required: false,
+              value: String(posted.label_pattern ?? ""),
+              help: "Alphanumeric ranges are supported. (Must match the number of names being created.)",
+              errors: errors.label_pattern ?? [],
+            },
+          ]
+        : []),
     ];
     const rest = (await controlsFor(ctx, t.model, posted, errors)).filter(
-      (c) => !["device", "name", "label"].includes(c.name),
+      (c) => ![t.field, "name", "label"].includes(c.name),
     );
     return kit.page(
       req,
@@ -132,7 +145,12 @@ export async function componentRoutes(app: FastifyInstance, { kit }: { kit: UiKi
     let items: Obj[] = [];
     try {
       items = expandComponentNames(String(posted.name_pattern ?? ""), String(posted.label_pattern ?? "")).map(
-        (n) => ({ ...body, device: t.id, name: n.name, label: n.label ?? "" }),
+        (n) => ({
+          ...body,
+          [t.field]: t.id,
+          name: n.name,
+          ...(t.model.fields.label ? { label: n.label ?? "" } : {}),
+        }),
       );
     } catch (e) {
       if (!(e instanceof ValidationError)) throw e;
