@@ -192,7 +192,7 @@ function upsertPaths(reg: Registry): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const m of reg.models.values()) {
     const key = m.naturalKeyFields;
-    if (m.readOnly || !key.length || key.some((f) => m.fields[f]?.kind === "gfk")) continue;
+    if (m.readOnly || !key.length) continue;
     const name = componentName(m);
     out[`/${m.app}/${m.path}/upsert/`] = {
       post: {

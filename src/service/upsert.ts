@@ -54,18 +54,12 @@ export async function upsertObjects(ctx: Ctx, model: Model, items: unknown[]): P
   return out;
 }
 
-/** 400 unless every natural-key field of `model` can be matched (none: tokens, notes; generic FKs: cables). */
+/** 400 for a model without a natural key (rack reservations, notes, tokens). */
 function unsupported(model: Model): void {
   const key = model.naturalKeyFields;
   const why = model.naturalKeyNote ? ` (${model.naturalKeyNote})` : "";
   if (!key.length)
     throw new AppError(400, `Upsert is not supported for ${model.plural ?? `${model.verbose}s`}${why}.`);
-  const gfk = key.find((f) => model.fields[f]?.kind === "gfk");
-  if (gfk)
-    throw new AppError(
-      400,
-      `Upsert is not supported for ${model.plural ?? `${model.verbose}s`}: the natural-key field ${gfk} is a generic reference${why}.`,
-    );
 }
 
 /**
@@ -106,12 +100,19 @@ async function upsertOne(ctx: Ctx, model: Model, item: unknown, refs: Refs): Pro
   return { result: "updated", id };
 }
 
+/** One equality (or IS NULL) condition of a natural-key match, on a column. */
+interface Cond {
+  column: string;
+  value: string | number | boolean | null;
+}
+
 /**
  * The stored row (locked until commit on PostgreSQL) whose natural key equals the item's, if any, and the
  * item with its natural-key references replaced by the ids they resolved to. A key field the item does not
  * give matches NULL; FK values may be ids or nested attribute dicts (natural keys of the target, resolved by
- * `resolveRef` as any write's references are); IP addresses match by host and family (any mask), prefixes
- * by network and length.
+ * `resolveRef` as any write's references are), and so may a generic reference's `<x>_id` (with `<x>_type`);
+ * IP addresses match by host and family (any mask), prefixes by network and length. A key of exactly two
+ * generic references (a cable's ends) matches them in either order.
  * @throws ValidationError naming the field of an unresolvable reference or value, or several matches
  */
 async function match(
@@ -122,56 +123,100 @@ async function match(
 ): Promise<{ stored: Row | undefined; body: Row }> {
   const errors = new ErrorBag();
   const body: Row = { ...item };
-  let q = ctx.db.selectFrom(model.table).selectAll();
+  const conds: Cond[] = [];
+  /** The id a reference names (memoised for attribute dicts, which `body` then carries as the id). */
+  const resolve = async (target: Model, v: unknown, field: string): Promise<string | undefined> => {
+    const memo = typeof v === "object" ? `${target.key}\u0000${JSON.stringify(v)}` : undefined;
+    const ref = (memo && refs.get(memo)) ?? (await resolveRef(ctx, target, v, field, errors));
+    if (ref !== undefined && memo) {
+      refs.set(memo, ref);
+      body[field] = ref;
+    }
+    return ref;
+  };
   for (const name of model.naturalKeyFields) {
     const fd = model.fields[name]!;
     const v = item[name] ?? null;
     if (fd.kind === "fk") {
-      if (v === null) q = q.where(`${name}_id`, "is", null);
+      if (v === null) conds.push({ column: `${name}_id`, value: null });
       else {
-        const memo = typeof v === "object" ? `${fd.to}\u0000${JSON.stringify(v)}` : undefined;
-        const ref = (memo && refs.get(memo)) ?? (await resolveRef(ctx, ctx.reg.get(fd.to), v, name, errors));
-        if (ref === undefined) continue;
-        if (memo) {
-          refs.set(memo, ref);
-          body[name] = ref;
-        }
-        q = q.where(`${name}_id`, "=", ref);
+        const ref = await resolve(ctx.reg.get(fd.to), v, name);
+        if (ref !== undefined) conds.push({ column: `${name}_id`, value: ref });
       }
+    } else if (fd.kind === "gfk") {
+      const type = item[`${name}_type`] ?? null;
+      const ref = item[`${name}_id`] ?? null;
+      // An unknown type or a missing side is left to the write's own messages (the item is not matched).
+      if (typeof type !== "string" || !ctx.reg.resolveAllowed(fd.allowed).includes(type) || ref === null)
+        return { stored: undefined, body: item };
+      const id = await resolve(ctx.reg.get(type), ref, `${name}_id`);
+      if (id === undefined) continue;
+      conds.push({ column: `${name}_type`, value: type }, { column: `${name}_id`, value: id });
     } else if (fd.kind === "ip") {
       if (v === null) {
-        q = q.where(name, "is", null);
+        conds.push({ column: name, value: null });
         continue;
       }
       try {
         const c = parseCidr(v);
-        q = q.where(`${name}_family`, "=", c.family);
-        q =
-          fd.mode === "host"
-            ? q.where(`${name}_host`, "=", ipKey(c.family, c.hostInt))
-            : q
-                .where(`${name}_start`, "=", ipKey(c.family, c.start))
-                .where(`${name}_len`, "=", c.prefixLength);
+        conds.push({ column: `${name}_family`, value: c.family });
+        if (fd.mode === "host") conds.push({ column: `${name}_host`, value: ipKey(c.family, c.hostInt) });
+        else
+          conds.push(
+            { column: `${name}_start`, value: ipKey(c.family, c.start) },
+            { column: `${name}_len`, value: c.prefixLength },
+          );
       } catch (e) {
         if (!(e instanceof IpParseError)) throw e;
         errors.add(name, e.message);
       }
-    } else if (v === null) q = q.where(name, "is", null);
+    } else if (v === null) conds.push({ column: name, value: null });
     else {
       const value = scalar(fd.kind, v);
       if (value === undefined) errors.add(name, `Not a valid natural-key value for a ${fd.kind} field.`);
-      else q = q.where(name, "=", value);
+      else conds.push({ column: name, value });
     }
   }
   errors.throwIfAny();
-  const rows = (await (ctx.store.dialect.rowLocks ? q.limit(2).forUpdate() : q.limit(2)).execute()) as Row[];
+  const key = model.naturalKeyFields;
+  const ends = key.length === 2 && key.every((f) => model.fields[f]?.kind === "gfk") ? key : undefined;
+  // The other order of the two ends: each condition on one end's columns put on the other's.
+  const swapped = ends
+    ? conds.map((c) => ({
+        ...c,
+        column: c.column.startsWith(`${ends[0]}_`)
+          ? `${ends[1]}${c.column.slice(ends[0]!.length)}`
+          : `${ends[0]}${c.column.slice(ends[1]!.length)}`,
+      }))
+    : undefined;
+  let q = ctx.db
+    .selectFrom(model.table)
+    .selectAll()
+    .where((eb) => {
+      const all = (list: Cond[]) =>
+        eb.and(list.map((c) => (c.value === null ? eb(c.column, "is", null) : eb(c.column, "=", c.value))));
+      return swapped ? eb.or([all(conds), all(swapped)]) : all(conds);
+    })
+    .limit(2);
+  if (ctx.store.dialect.rowLocks) q = q.forUpdate();
+  const rows = (await q.execute()) as Row[];
   if (rows.length > 1)
     throw new ValidationError({
       non_field_errors: [
-        `Several ${model.plural ?? `${model.verbose}s`} match the natural key (${model.naturalKeyFields.join(", ")}): give their id instead of upserting.`,
+        `Several ${model.plural ?? `${model.verbose}s`} match the natural key (${key.join(", ")}): give their id instead of upserting.`,
       ],
     });
-  return { stored: rows[0], body };
+  const stored = rows[0];
+  // Matched the other way round: the item's ends are swapped to the stored ones', so nothing changes ends.
+  if (stored && ends) {
+    const given = conds.find((c) => c.column === `${ends[0]}_id`)?.value;
+    if (given !== undefined && stored[`${ends[0]}_id`] !== given)
+      for (const side of ["_type", "_id"]) {
+        const [x, y] = [`${ends[0]}${side}`, `${ends[1]}${side}`];
+        [body[x], body[y]] = [body[y], body[x]];
+      }
+  }
+  return { stored, body };
 }
 
 /**

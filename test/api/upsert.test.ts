@@ -201,6 +201,45 @@ describe("upsert by natural key", () => {
     assert.deepEqual(Object.keys(bad.body[0]), ["vid"]);
   });
 
+  it("matches a cable by its two terminations in either order, given by nested natural keys", async () => {
+    const end = (dev: string, name: string) => ({
+      type: "dcim.interface",
+      id: { device: { name: dev, site: { slug: "ams1" } }, name },
+    });
+    const cable = (
+      a: ReturnType<typeof end>,
+      b: ReturnType<typeof end>,
+      extra: Record<string, unknown> = {},
+    ) => ({
+      termination_a_type: a.type,
+      termination_a_id: a.id,
+      termination_b_type: b.type,
+      termination_b_id: b.id,
+      status: "connected",
+      ...extra,
+    });
+    const [l1, l2] = [end("ams1-leaf1", "eth1"), end("ams1-leaf2", "eth1")];
+    const made = await upsert("dcim/cables", cable(l1, l2));
+    assert.equal(made.status, 200, JSON.stringify(made.body));
+    assert.equal(made.body[0].result, "created");
+    const id = made.body[0].object.id;
+    const oc = await changes();
+    const same = await upsert("dcim/cables", cable(l1, l2));
+    assert.deepEqual([same.body[0].result, same.body[0].object.id], ["unchanged", id]);
+    const reversed = await upsert("dcim/cables", cable(l2, l1));
+    assert.deepEqual([reversed.body[0].result, reversed.body[0].object.id], ["unchanged", id]);
+    assert.equal(await changes(), oc, "nothing written for the same cable either way round");
+    const labelled = await upsert("dcim/cables", cable(l2, l1, { label: "c28" }));
+    assert.equal(labelled.status, 200, JSON.stringify(labelled.body));
+    assert.deepEqual([labelled.body[0].result, labelled.body[0].object.id], ["updated", id]);
+    assert.equal(labelled.body[0].object.label, "c28");
+    assert.equal(labelled.body[0].object.termination_a.device.name, "ams1-leaf1", "ends kept");
+    // Other ends are another cable: one of them already cabled is the write's own 400.
+    const repatch = await upsert("dcim/cables", cable(l1, end("ams1-leaf2", "eth2")));
+    assert.equal(repatch.status, 400, JSON.stringify(repatch.body));
+    assert.equal(await count("/api/dcim/cables/?limit=1"), 1);
+  });
+
   it("an invalid item in a list of 10 is a 400 naming its index and field, and nothing is written", async () => {
     const oc = await changes();
     const dl = await deliveries();
@@ -270,7 +309,7 @@ describe("upsert by natural key", () => {
     assert.deepEqual(Object.keys(op.responses).sort(), ["200", "400", "403"]);
     assert.match(JSON.stringify(op.requestBody), /WritableDcimDevice/);
     assert.match(op.description, /Extension/);
-    assert.equal(doc.paths["/dcim/cables/upsert/"], undefined);
+    assert.ok(doc.paths["/dcim/cables/upsert/"]);
     assert.equal(doc.paths["/extras/notes/upsert/"], undefined);
   });
 
@@ -278,9 +317,9 @@ describe("upsert by natural key", () => {
     const note = await upsert("extras/notes", { note: "x" });
     assert.equal(note.status, 400);
     assert.match(note.body.detail, /not supported for notes/);
-    const cable = await upsert("dcim/cables", { termination_a_type: "dcim.interface" });
-    assert.equal(cable.status, 400);
-    assert.match(cable.body.detail, /termination_a/);
+    const reservation = await upsert("dcim/rack-reservations", { description: "x" });
+    assert.equal(reservation.status, 400);
+    assert.match(reservation.body.detail, /not supported for rack reservations/);
     assert.equal((await upsert("extras/object-changes", {})).status, 405);
     assert.equal((await upsert("dcim/no-such-model", {})).status, 404);
   });

@@ -1207,7 +1207,7 @@ export const cable = defineModel({
   name: "cable",
   naturalKeyFields: ["termination_a", "termination_b"],
   naturalKeyNote:
-    "Each termination is unique (Nautobot 1.6 unique_together per side); upsert of cables is not supported yet (400): their two generic terminations are not matched",
+    "A cable is identified by its two terminations, in either order (Nautobot 1.6 unique_together per side: each termination has one cable; 2.x keys cables by pk)",
   verbose: "cable",
   path: "cables",
   changelog: true,
