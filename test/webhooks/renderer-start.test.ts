@@ -1,9 +1,11 @@
 /**
  * Issue 24: starting a template renderer process is not rendering. In this test file every renderer process
- * starts a second late (NODE_OPTIONS makes it import a module that sleeps first, as a process start on a
- * loaded machine may take), and a render's budget is half a second: the first computed field and the first
- * webhook body, each on a new process, still render. Before, the budget's clock ran from the fork, so both
- * ran out while the process was starting.
+ * starts 8 s late (NODE_OPTIONS makes it import a module that sleeps first, as a process start on a loaded
+ * machine may take), and a render's budget is 6 s: the first computed field and the first webhook body, each
+ * on a new process, still render. Before, the budget's clock ran from the fork, so both ran out while the
+ * process was starting. The budget is far above a render's need (a few ms idle) so that the test checks where
+ * the clock starts, not speed: with half a second, a clean-clone run beside stress-ng at load 19 rendered the
+ * fallback.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -11,10 +13,11 @@ import { type Receiver, startReceiver } from "../helpers/receiver.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 import { waitUntil } from "../helpers/wait.ts";
 
-/** Sleeps a second without using the CPU (a module given to `--import`; no spaces: NODE_OPTIONS splits on them). */
+/** Sleeps 8 s without using the CPU (a module given to `--import`; no spaces: NODE_OPTIONS splits on them). */
 const SLOW_START =
-  "--import=data:text/javascript,Atomics.wait(new(Int32Array)(new(SharedArrayBuffer)(4)),0,0,1000)";
-const BUDGET_S = 0.5;
+  "--import=data:text/javascript,Atomics.wait(new(Int32Array)(new(SharedArrayBuffer)(4)),0,0,8000)";
+/** A render's budget (s): shorter than the slow start, so a clock started at the fork runs out. */
+const BUDGET_S = 6;
 
 describe("a renderer process slow to start (issue 24)", () => {
   let s: TestServer;
