@@ -207,6 +207,8 @@ describe("web interface in Chromium", () => {
         );
         // The box around the input (a single select showing "—" hides its input until it has the focus).
         await p.click(`.ts-control:has(#f-${name}-ts-control)`);
+        // Typed only once the box has the focus (keys typed before would be lost).
+        await p.waitForFunction(`document.activeElement?.id === "f-${name}-ts-control"`);
         await p.keyboard.type(typed);
         await answered;
         await p.locator(`#f-${name}-ts-dropdown .option`, { hasText: text }).first().click();
