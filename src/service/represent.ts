@@ -431,19 +431,20 @@ function reordered(obj: Obj, order: readonly string[]): Obj {
 }
 
 /** The `display` string of a row. */
-const fkNames = new WeakMap<Model, string[]>();
+const fkNames = new WeakMap<Model, Array<readonly [string, string]>>();
 
 function displayOf(model: Model, row: Row, rel: Obj): string {
   const d = model.display;
   if (typeof d === "function") {
     let fks = fkNames.get(model);
     if (!fks) {
-      fks = model.fieldList.filter(([, fd]) => fd.kind === "fk").map(([n]) => n);
+      fks = model.fieldList.filter(([, fd]) => fd.kind === "fk").map(([n]) => [n, `${n}_id`] as const);
       fkNames.set(model, fks);
     }
-    // The row itself, with FK fields readable under their field names (target ids).
-    const rec: Row = Object.create(row);
-    for (const name of fks) rec[name] = row[`${name}_id`] ?? null;
+    // A copy of the row with FK fields readable under their field names (target ids). A copy, not
+    // `Object.create(row)`: making each freshly read row a prototype cost V8 ~6-12 ms per 1,000 rows.
+    const rec: Row = { ...row };
+    for (const [name, column] of fks) rec[name] = row[column] ?? null;
     return d(rec, rel);
   }
   const key = d ?? (model.fields.name ? "name" : undefined);
