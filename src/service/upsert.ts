@@ -25,7 +25,9 @@ export interface UpsertOutcome {
 }
 
 /**
- * Upsert `items` of `model` inside the caller's transaction (all or none: run it in `inTransaction`).
+ * Upsert `items` of `model` inside the caller's transaction (all or none: run it in `inTransaction`), which
+ * holds the model's upsert lock (`Dialect.transactionLock`) from before the first match until it ends, so
+ * concurrent upserts of one model, in any process, run one after the other.
  * A matched item needs the `change` permission (also when unchanged), a new one `add`, as Nautobot checks
  * PATCH and POST; row-level constraints are checked by the write path, and for unchanged items here.
  * @returns one outcome per item, in order
@@ -36,6 +38,10 @@ export interface UpsertOutcome {
 export async function upsertObjects(ctx: Ctx, model: Model, items: unknown[]): Promise<UpsertOutcome[]> {
   if (model.readOnly) throw new AppError(405, 'Method "POST" not allowed.');
   unsupported(model);
+  // Two upserts of one new key must not both miss the match and create (issue 28; IP addresses and
+  // prefixes have no unique constraint to stop them): upserts of a model are serialised from before their
+  // matching to commit (PostgreSQL advisory lock; SQLite's writers already are, from BEGIN IMMEDIATE).
+  await ctx.store.dialect.transactionLock(ctx.db, `${UPSERT_LOCK}${model.table}`);
   const out: UpsertOutcome[] = [];
   const errs: unknown[] = [];
   let failed = false;
@@ -53,6 +59,9 @@ export async function upsertObjects(ctx: Ctx, model: Model, items: unknown[]): P
   if (failed) throw new ValidationError(errs);
   return out;
 }
+
+/** Prefix of the name of the lock serialising upserts of one model (its table's name follows). */
+const UPSERT_LOCK = "inventory.upsert:";
 
 /** 400 for a model without a natural key (rack reservations, notes, tokens). */
 function unsupported(model: Model): void {
