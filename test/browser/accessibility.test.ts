@@ -1,8 +1,9 @@
 /**
  * Accessibility (issue 25): axe-core, the npm package, injected into the pages in Debian's Chromium
  * (playwright-core), on the main kinds of page — home, a list, a detail page and its interfaces tab, a
- * form, the cable trace page, the import page and its preview, the profile page, a rack with its
- * elevations, a prefix with its free ranges and the IP address form — in the light theme, the dark theme
+ * form, the bulk edit form, the cable trace page, the import page and its preview, the profile page, a
+ * rack with its elevations, a prefix with its free ranges, the IP address form, search results, a webhook,
+ * its deliveries, the change log and the login page — in the light theme, the dark theme
  * of the browser's preference and the dark theme chosen in the header's Theme menu. No violation of impact
  * "serious" or "critical" is allowed; the minor and moderate ones are counted and printed (as test
  * diagnostics) so they can be followed. Rules: axe-core's defaults (WCAG 2.0/2.1 A and AA, best practices).
@@ -14,6 +15,7 @@ import { after, before, describe, it } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import { startServer, type TestServer } from "../helpers/server.ts";
 import { buildDemoWorld, type DemoWorld, launchChromium, logIn } from "../helpers/ui-world.ts";
+import { create } from "../helpers/world.ts";
 
 /** axe-core's browser bundle, evaluated in the page (through the debugger protocol: the CSP stays on). */
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
@@ -48,9 +50,25 @@ describe("accessibility: axe-core in Chromium (issue 25)", () => {
   let s: TestServer;
   let browser: Browser;
   let w: DemoWorld;
+  let webhook: { id: string };
+  let delivery: { id: string };
+  let change: { id: string };
   before(async () => {
     s = await startServer();
     w = await buildDemoWorld(s);
+    // A webhook and a change it queues a delivery for (no worker runs: the delivery stays pending).
+    webhook = await create(s, "/api/extras/webhooks/", {
+      name: "NOC receiver",
+      content_types: ["dcim.site"],
+      type_create: true,
+      payload_url: "http://127.0.0.1:9/hook",
+    });
+    await create(s, "/api/dcim/sites/", { name: "PAR1", status: "staging" });
+    const deliveries = await s.api(`/api/extras/webhook-deliveries/?webhook_id=${webhook.id}`);
+    assert.equal(deliveries.status, 200, JSON.stringify(deliveries.body));
+    assert.ok(deliveries.body.results.length >= 1, "a delivery was queued");
+    delivery = deliveries.body.results[0];
+    change = (await s.api("/api/extras/object-changes/?limit=1")).body.results[0];
     browser = await launchChromium();
   });
   after(async () => {
@@ -70,6 +88,12 @@ describe("accessibility: axe-core in Chromium (issue 25)", () => {
     ["rack page", () => `/dcim/racks/${w.rack.id}/`],
     ["prefix page", () => `/ipam/prefixes/${w.prefix.id}/`],
     ["IP address form", () => "/ipam/ip-addresses/add/"],
+    ["search results", () => "/search/?q=lon1"],
+    ["webhook page", () => `/extras/webhooks/${webhook.id}/`],
+    ["webhook deliveries", () => "/extras/webhook-deliveries/"],
+    ["delivery page", () => `/extras/webhook-deliveries/${delivery.id}/`],
+    ["change log", () => "/extras/object-changes/"],
+    ["object change page", () => `/extras/object-changes/${change.id}/`],
   ];
 
   /** The themes: the browser's preference with the Auto theme, and Dark chosen in the header's menu. */
@@ -88,12 +112,6 @@ describe("accessibility: axe-core in Chromium (issue 25)", () => {
       try {
         const page = await context.newPage();
         page.setDefaultTimeout(WAIT);
-        await logIn(page, s.url);
-        if (chosen) {
-          await page.click('summary:text-is("Theme")');
-          await page.click(`button:text-is("${chosen}")`);
-          await page.waitForSelector(`html[data-theme="${chosen.toLowerCase()}"]`);
-        }
         const serious: string[] = [];
         let pagesChecked = 0;
         /** Run axe on what `page` shows: serious and critical violations kept, the others counted. */
@@ -113,6 +131,17 @@ describe("accessibility: axe-core in Chromium (issue 25)", () => {
                   `${name}: [${v.impact}] ${v.id} (${v.help}) at ${n.target.join(" ")}: ${n.html}`,
                 );
         };
+        if (!chosen) {
+          // The login page (before logging in; a remembered theme needs a login first).
+          await page.goto(`${s.url}/login/`);
+          await check("login page");
+        }
+        await logIn(page, s.url);
+        if (chosen) {
+          await page.click('summary:text-is("Theme")');
+          await page.click(`button:text-is("${chosen}")`);
+          await page.waitForSelector(`html[data-theme="${chosen.toLowerCase()}"]`);
+        }
         for (const [name, path] of pages) {
           const res = await page.goto(`${s.url}${path()}`, { waitUntil: "load" });
           assert.equal(res?.status(), 200, `${name}: ${path()}`);
@@ -134,7 +163,13 @@ describe("accessibility: axe-core in Chromium (issue 25)", () => {
         await page.click('button:text-is("Preview")');
         await page.waitForSelector(".import-preview");
         await check("import preview");
-        assert.equal(pagesChecked, pages.length + 1);
+        // The bulk edit form (the answer to a POST): one device selected on the list.
+        await page.goto(`${s.url}/dcim/devices/?status=active`);
+        await page.locator('input[name="pk"]').first().check();
+        await page.click('button:text-is("Edit selected")');
+        await page.waitForURL(`${s.url}/dcim/devices/edit/`);
+        await check("bulk edit form");
+        assert.equal(pagesChecked, pages.length + 2 + (chosen ? 0 : 1));
         assert.deepEqual(serious, [], `${serious.length} serious or critical violations`);
       } finally {
         await context.close();
