@@ -57,6 +57,21 @@ export function naturalKey(v: string | null | undefined): string | null {
   return v.replace(/\d+/g, (d) => d.padStart(8, "0"));
 }
 
+/** Rows a transaction found by a lookup (`noteExisting`), by transaction: table NUL id. */
+const knownRows = new WeakMap<object, Set<string>>();
+
+/**
+ * Note that row `id` of `target` exists, as a lookup inside the caller's transaction just found (upsert's
+ * natural-key matching): `resolveRef` of that id in the same transaction then answers without a query.
+ * Only for transactions that delete nothing before their end (nothing is noted outside a transaction).
+ */
+export function noteExisting(ctx: Ctx, target: Model, id: string): void {
+  if (!ctx.db.isTransaction) return;
+  const set = knownRows.get(ctx.db) ?? new Set<string>();
+  knownRows.set(ctx.db, set);
+  set.add(`${target.table}\u0000${id}`);
+}
+
 /**
  * Resolve a related-object reference (UUID string or attribute dict) to an id
  * (WritableNestedSerializer.to_internal_value). Returns undefined and records an error on failure.
@@ -122,6 +137,7 @@ export async function resolveRef(
     );
     return undefined;
   }
+  if (!limitTo && ctx.db.isTransaction && knownRows.get(ctx.db)?.has(`${target.table}\u0000${u}`)) return u;
   let q = ctx.db.selectFrom(target.table).select("id").where("id", "=", u);
   for (const [k, v] of Object.entries(limitTo ?? {})) q = q.where(columnOf(target, k), "=", v as any);
   const row = await q.executeTakeFirst();

@@ -6,13 +6,21 @@
  * validation, change log, webhook outbox, versions); an unchanged item writes nothing at all (no
  * `last_updated`, no version, no ObjectChange, no outbox row).
  */
-import { IpParseError, ipKey, parseCidr } from "../net/ip.ts";
 import type { Model } from "../registry/index.ts";
 import type { Ctx } from "./context.ts";
-import { AppError, ErrorBag, PermissionDenied, ValidationError } from "./errors.ts";
-import { parseWrite, resolveRef } from "./input.ts";
+import { AppError, PermissionDenied, ValidationError } from "./errors.ts";
+import { parseWrite } from "./input.ts";
 import { mayDo, permits } from "./permissions.ts";
 import { type Row, toRecord } from "./rows.ts";
+import {
+  MATCH_CHUNK,
+  type Match,
+  match,
+  matchMany,
+  type Prematched,
+  type Refs,
+  tagsOf,
+} from "./upsert-match.ts";
 import { createObject, updateObject } from "./write.ts";
 
 /** What an upsert did with one item. */
@@ -46,18 +54,58 @@ export async function upsertObjects(ctx: Ctx, model: Model, items: unknown[]): P
   const errs: unknown[] = [];
   let failed = false;
   const refs: Refs = new Map();
-  for (const item of items) {
-    try {
-      out.push(await upsertOne(ctx, model, item, refs));
-      errs.push({});
-    } catch (e) {
-      if (!(e instanceof ValidationError)) throw e;
-      failed = true;
-      errs.push(e.errors);
+  const state: Batch = { written: new Set(), keys: new Set(), dirty: false };
+  // Each chunk is matched set-wise before its items are handled one by one in order (`usable` says when
+  // a prematch still holds after this batch's own writes).
+  for (let start = 0; start < items.length; start += MATCH_CHUNK) {
+    const chunk = items.slice(start, start + MATCH_CHUNK);
+    const pre = await matchMany(ctx, model, chunk, refs);
+    state.keys.clear();
+    state.dirty = false;
+    for (const [i, item] of chunk.entries()) {
+      try {
+        out.push(await upsertOne(ctx, model, item, refs, usable(model, pre[i], state), state));
+        errs.push({});
+      } catch (e) {
+        if (!(e instanceof ValidationError)) throw e;
+        failed = true;
+        errs.push(e.errors);
+      }
     }
   }
   if (failed) throw new ValidationError(errs);
   return out;
+}
+
+/** What this upsert wrote, for telling whether a prematch still holds. */
+interface Batch {
+  /** Ids of the objects created or updated so far. */
+  written: Set<string>;
+  /** Keys of the current chunk's items handled so far. */
+  keys: Set<string>;
+  /** Something was written since the current chunk was matched. */
+  dirty: boolean;
+}
+
+/**
+ * A chunk's prematch of an item, if it still holds: always while nothing was written since the chunk was
+ * matched; after a write, not for a model with an after-write hook (it may change other rows), a key an
+ * earlier item of the chunk gave (that item may have created it), a matched object written since, or a key
+ * that references the model itself (a location's parent created earlier in the batch). The item is then
+ * matched on its own (`match`), as it would be alone.
+ */
+function usable(model: Model, pre: Prematched | undefined, state: Batch): Prematched | undefined {
+  if (!pre) return undefined;
+  const seen = state.keys.has(pre.key);
+  state.keys.add(pre.key);
+  if (!state.dirty) return pre;
+  if (model.afterWrite || seen) return undefined;
+  if (pre.stored && state.written.has(String(pre.stored.id))) return undefined;
+  const selfRef = model.naturalKeyFields.some((f) => {
+    const fd = model.fields[f];
+    return fd?.kind === "fk" && fd.to === model.key;
+  });
+  return selfRef ? undefined : pre;
 }
 
 /** Prefix of the name of the lock serialising upserts of one model (its table's name follows). */
@@ -72,175 +120,51 @@ function unsupported(model: Model): void {
 }
 
 /**
- * References resolved by this upsert's matching, by target model and JSON of the given value: many items
- * name the same device or site. Valid while nothing is written, so cleared after each create and update.
+ * Upsert one item, with its prematch (`matchMany`) when it still holds, else matched here.
+ * @throws ValidationError (the item's errors), PermissionDenied
  */
-type Refs = Map<string, string>;
-
-/** Upsert one item. @throws ValidationError (the item's errors), PermissionDenied */
-async function upsertOne(ctx: Ctx, model: Model, item: unknown, refs: Refs): Promise<UpsertOutcome> {
-  const found =
-    item !== null && typeof item === "object" && !Array.isArray(item)
+async function upsertOne(
+  ctx: Ctx,
+  model: Model,
+  item: unknown,
+  refs: Refs,
+  pre: Prematched | undefined,
+  state: Batch,
+): Promise<UpsertOutcome> {
+  const found: Match | undefined =
+    pre ??
+    (item !== null && typeof item === "object" && !Array.isArray(item)
       ? await match(ctx, model, item as Row, refs)
-      : undefined;
+      : undefined);
   // The item with its natural-key references as the ids they resolved to (looked up once, not again).
   const body = found?.body ?? item;
   const stored = found?.stored;
   if (!stored) {
     if (ctx.grants && !mayDo(ctx.grants, model, "add")) throw new PermissionDenied();
     refs.clear();
-    return { result: "created", id: await createObject(ctx, model, body) };
+    state.dirty = true;
+    const created = await createObject(ctx, model, body);
+    state.written.add(created);
+    return { result: "created", id: created };
   }
   if (ctx.grants && !mayDo(ctx.grants, model, "change")) throw new PermissionDenied();
   const id = String(stored.id);
-  const before = await toRecord(ctx, model, stored);
+  const before = pre?.before ?? (await toRecord(ctx, model, stored));
   const parsed = await parseWrite(ctx, model, body, before, true);
   parsed.errors.throwIfAny();
   const changed =
     "relationships" in (body as Row) ||
     differs(model, parsed.record, before) ||
-    (parsed.tags !== undefined && !sameSet(parsed.tags, await tagsOf(ctx, model, id)));
+    (parsed.tags !== undefined && !sameSet(parsed.tags, pre?.tags ?? (await tagsOf(ctx, model, id))));
   if (!changed) {
     if (ctx.grants && !(await permits(ctx, model, id, "change"))) throw new PermissionDenied();
     return { result: "unchanged", id };
   }
   refs.clear();
+  state.dirty = true;
+  state.written.add(id);
   await updateObject(ctx, model, id, body, true);
   return { result: "updated", id };
-}
-
-/** One equality (or IS NULL) condition of a natural-key match, on a column. */
-interface Cond {
-  column: string;
-  value: string | number | boolean | null;
-}
-
-/**
- * The stored row (locked until commit on PostgreSQL) whose natural key equals the item's, if any, and the
- * item with its natural-key references replaced by the ids they resolved to. A key field the item does not
- * give matches NULL; FK values may be ids or nested attribute dicts (natural keys of the target, resolved by
- * `resolveRef` as any write's references are), and so may a generic reference's `<x>_id` (with `<x>_type`);
- * IP addresses match by host and family (any mask), prefixes by network and length. A key of exactly two
- * generic references (a cable's ends) matches them in either order.
- * @throws ValidationError naming the field of an unresolvable reference or value, or several matches
- */
-async function match(
-  ctx: Ctx,
-  model: Model,
-  item: Row,
-  refs: Refs,
-): Promise<{ stored: Row | undefined; body: Row }> {
-  const errors = new ErrorBag();
-  const body: Row = { ...item };
-  const conds: Cond[] = [];
-  /** The id a reference names (memoised for attribute dicts, which `body` then carries as the id). */
-  const resolve = async (target: Model, v: unknown, field: string): Promise<string | undefined> => {
-    const memo = typeof v === "object" ? `${target.key}\u0000${JSON.stringify(v)}` : undefined;
-    const ref = (memo && refs.get(memo)) ?? (await resolveRef(ctx, target, v, field, errors));
-    if (ref !== undefined && memo) {
-      refs.set(memo, ref);
-      body[field] = ref;
-    }
-    return ref;
-  };
-  for (const name of model.naturalKeyFields) {
-    const fd = model.fields[name]!;
-    const v = item[name] ?? null;
-    if (fd.kind === "fk") {
-      if (v === null) conds.push({ column: `${name}_id`, value: null });
-      else {
-        const ref = await resolve(ctx.reg.get(fd.to), v, name);
-        if (ref !== undefined) conds.push({ column: `${name}_id`, value: ref });
-      }
-    } else if (fd.kind === "gfk") {
-      const type = item[`${name}_type`] ?? null;
-      const ref = item[`${name}_id`] ?? null;
-      // An unknown type or a missing side is left to the write's own messages (the item is not matched).
-      if (typeof type !== "string" || !ctx.reg.resolveAllowed(fd.allowed).includes(type) || ref === null)
-        return { stored: undefined, body: item };
-      const id = await resolve(ctx.reg.get(type), ref, `${name}_id`);
-      if (id === undefined) continue;
-      conds.push({ column: `${name}_type`, value: type }, { column: `${name}_id`, value: id });
-    } else if (fd.kind === "ip") {
-      if (v === null) {
-        conds.push({ column: name, value: null });
-        continue;
-      }
-      try {
-        const c = parseCidr(v);
-        conds.push({ column: `${name}_family`, value: c.family });
-        if (fd.mode === "host") conds.push({ column: `${name}_host`, value: ipKey(c.family, c.hostInt) });
-        else
-          conds.push(
-            { column: `${name}_start`, value: ipKey(c.family, c.start) },
-            { column: `${name}_len`, value: c.prefixLength },
-          );
-      } catch (e) {
-        if (!(e instanceof IpParseError)) throw e;
-        errors.add(name, e.message);
-      }
-    } else if (v === null) conds.push({ column: name, value: null });
-    else {
-      const value = scalar(fd.kind, v);
-      if (value === undefined) errors.add(name, `Not a valid natural-key value for a ${fd.kind} field.`);
-      else conds.push({ column: name, value });
-    }
-  }
-  errors.throwIfAny();
-  const key = model.naturalKeyFields;
-  const ends = key.length === 2 && key.every((f) => model.fields[f]?.kind === "gfk") ? key : undefined;
-  // The other order of the two ends: each condition on one end's columns put on the other's.
-  const swapped = ends
-    ? conds.map((c) => ({
-        ...c,
-        column: c.column.startsWith(`${ends[0]}_`)
-          ? `${ends[1]}${c.column.slice(ends[0]!.length)}`
-          : `${ends[0]}${c.column.slice(ends[1]!.length)}`,
-      }))
-    : undefined;
-  let q = ctx.db
-    .selectFrom(model.table)
-    .selectAll()
-    .where((eb) => {
-      const all = (list: Cond[]) =>
-        eb.and(list.map((c) => (c.value === null ? eb(c.column, "is", null) : eb(c.column, "=", c.value))));
-      return swapped ? eb.or([all(conds), all(swapped)]) : all(conds);
-    })
-    .limit(2);
-  if (ctx.store.dialect.rowLocks) q = q.forUpdate();
-  const rows = (await q.execute()) as Row[];
-  if (rows.length > 1)
-    throw new ValidationError({
-      non_field_errors: [
-        `Several ${model.plural ?? `${model.verbose}s`} match the natural key (${key.join(", ")}): give their id instead of upserting.`,
-      ],
-    });
-  const stored = rows[0];
-  // Matched the other way round: the item's ends are swapped to the stored ones', so nothing changes ends.
-  if (stored && ends) {
-    const given = conds.find((c) => c.column === `${ends[0]}_id`)?.value;
-    if (given !== undefined && stored[`${ends[0]}_id`] !== given)
-      for (const side of ["_type", "_id"]) {
-        const [x, y] = [`${ends[0]}${side}`, `${ends[1]}${side}`];
-        [body[x], body[y]] = [body[y], body[x]];
-      }
-  }
-  return { stored, body };
-}
-
-/**
- * A natural-key value as its column holds it (integers and booleans checked, so a bad value is a 400, not a
- * database error), or undefined when it is not one.
- */
-function scalar(kind: string, v: unknown): string | number | boolean | undefined {
-  if (kind === "int")
-    return typeof v === "number" && Number.isInteger(v)
-      ? v
-      : typeof v === "string" && /^-?\d{1,15}$/.test(v)
-        ? Number(v)
-        : undefined;
-  if (kind === "bool") return typeof v === "boolean" ? v : undefined;
-  return typeof v === "string" || typeof v === "number" ? String(v) : undefined;
 }
 
 /** Whether a parsed record would change the stored record: field by field, many-to-many values as sets. */
@@ -280,15 +204,4 @@ function sameSet(a: readonly unknown[], b: readonly unknown[]): boolean {
   const sa = new Set(a.map(String));
   const sb = new Set(b.map(String));
   return sa.size === sb.size && [...sa].every((x) => sb.has(x));
-}
-
-/** The ids of the tags on one object. */
-async function tagsOf(ctx: Ctx, model: Model, id: string): Promise<string[]> {
-  const rows = await ctx.db
-    .selectFrom("extras_taggeditem")
-    .select("tag_id")
-    .where("content_type", "=", model.key)
-    .where("object_id", "=", id)
-    .execute();
-  return rows.map((r) => String(r.tag_id));
 }
