@@ -676,11 +676,12 @@ if (!args["only-webhooks"] && (!only || only.some((o) => o.includes("feed")))) {
   feedResult = await feedBench(base, `http://127.0.0.1:${wport}`, headers, {
     want: Number(args["feed-changes"]),
     writes: Number(args["feed-writes"]),
+    ...(child.pid === undefined ? {} : { serverPid: child.pid }),
   });
   writer.kill("SIGTERM");
   await new Promise((r) => writer.once("exit", r));
   log(
-    `  change feed: ${feedResult.changesRead} changes read in ${feedResult.readSeconds.toFixed(2)} s, ${feedResult.changesPerSec.toFixed(0)} changes/s; commit→stream (2 processes) p50 ${feedResult.streamP50Ms} ms p99 ${feedResult.streamP99Ms} ms (${feedResult.streamEvents} events)`,
+    `  change feed: ${feedResult.changesRead} changes read in ${feedResult.readSeconds.toFixed(2)} s, ${feedResult.changesPerSec.toFixed(0)} changes/s (warm walk ${feedResult.warmChangesPerSec.toFixed(0)}/s; server CPU per page cold ${feedResult.coldCpuMsPerPage?.toFixed(1)} ms, warm ${feedResult.warmCpuMsPerPage?.toFixed(1)} ms: ${feedResult.coldChangesPerCpuSec?.toFixed(0)} and ${feedResult.warmChangesPerCpuSec?.toFixed(0)} changes per CPU-second); commit→stream (2 processes) p50 ${feedResult.streamP50Ms} ms p99 ${feedResult.streamP99Ms} ms (${feedResult.streamEvents} events)`,
   );
 }
 child.kill("SIGTERM");

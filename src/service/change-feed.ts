@@ -56,12 +56,25 @@ export interface FeedQuery {
   requestId?: string;
 }
 
-/** One page of the feed: entries as JSON texts (object data spliced in unparsed) and the last seq read. */
+/**
+ * What a feed read returns as its body. `events`: one `text/event-stream` event per entry (`id: <seq>\nevent:
+ * change\ndata: <JSON text>\n\n`, the change stream's). `page`: the whole feed page document
+ * `{"next":<next URL>,"last_seq":N,"count":n,"results":[<entries>]}`, where the next URL is `nextUrl`
+ * with `nextUrl.afterToken` replaced by the next position (a token that occurs once in it).
+ */
+export type FeedFormat = "events" | { page: { nextUrl: string; afterToken: string } };
+
+/** One page of the feed, built by the database (no per-entry string in the process). */
 export interface FeedPage {
-  /** Each entry's JSON text: {seq, id (the ObjectChange's), time, user, user_name, request_id, action, changed_object_type, changed_object_id, object_repr, before, after}. */
-  entries: string[];
-  /** Seq of each entry, ascending. */
-  seqs: number[];
+  /**
+   * The body `format` asked for, its entries in seq order ('' for none with `events`). Each entry's JSON
+   * text is {seq, id (the ObjectChange's), time, user, user_name, request_id, action, changed_object_type,
+   * changed_object_id, object_repr, before, after}. UTF-8 bytes on SQLite, text on PostgreSQL
+   * (`Dialect.wireText`); either is written to the socket as it is.
+   */
+  body: Uint8Array | string;
+  /** How many entries the page holds (0..limit). */
+  count: number;
   /** Where the next page starts (`after` of the next read): the last seq returned, else `after`. */
   next: number;
 }
@@ -144,10 +157,15 @@ async function feedRestriction(ctx: Ctx): Promise<ReturnType<typeof sql<boolean>
 }
 
 /**
- * Read one page of the feed: the changes after `q.after` the user may view, in seq order.
+ * Read one page of the feed: the changes after `q.after` the user may view, in seq order, joined as
+ * `format` asks. One statement: the page's rows (`seq > after ORDER BY seq LIMIT n` on the seq index)
+ * aggregated into (count, last seq, body), so the process handles one value per page, not one per change.
+ * The body is joined in the order the sorted rows reach the aggregate (an ORDER BY inside SQLite's
+ * group_concat sorts the 1.5 MB of entries again and costs ~4× the whole read); the same aggregate step
+ * lists the seqs, and a list that is not ascending makes the page be read again with the ordered aggregate.
  * @throws FeedGone when `q.after` is below the purged position.
  */
-export async function readFeed(ctx: Ctx, q: FeedQuery): Promise<FeedPage> {
+export async function readFeed(ctx: Ctx, q: FeedQuery, format: FeedFormat): Promise<FeedPage> {
   const purged = await purgedThrough(ctx);
   if (q.after < purged) throw new FeedGone(await oldestSeq(ctx, purged), purged);
   const conds = [sql<boolean>`c.seq > ${q.after}`];
@@ -156,18 +174,57 @@ export async function readFeed(ctx: Ctx, q: FeedQuery): Promise<FeedPage> {
   if (q.requestId !== undefined) conds.push(sql<boolean>`c.request_id = ${q.requestId}`);
   const perm = await feedRestriction(ctx);
   if (perm) conds.push(perm);
-  const r = await sql<{ seq: unknown; entry: string }>`SELECT c.seq, ${entrySql(ctx)} AS entry
-    FROM extras_objectchange AS c WHERE ${sql.join(conds, sql` AND `)}
-    ORDER BY c.seq LIMIT ${Math.max(1, Math.min(FEED_MAX_LIMIT, q.limit))}`.execute(ctx.db);
-  const n = r.rows.length;
-  const entries = new Array<string>(n);
-  const seqs = new Array<number>(n);
-  for (let i = 0; i < n; i++) {
-    const row = r.rows[i]!;
-    seqs[i] = Number(row.seq);
-    entries[i] = row.entry;
+  const entry =
+    format === "events"
+      ? sql`concat(${sql.lit("id: ")}, c.seq, ${sql.lit("\nevent: change\ndata: ")}, ${entrySql(ctx)}, ${sql.lit("\n\n")})`
+      : entrySql(ctx);
+  const limit = Math.max(1, Math.min(FEED_MAX_LIMIT, q.limit));
+  const d = ctx.store.dialect;
+  const read = async (ordered: boolean) => {
+    const by = ordered ? sql.ref("p.s") : undefined;
+    const joined = sql`coalesce(${d.joinedText(sql.ref("p.e"), format === "events" ? "" : ",", by)}, '')`;
+    let body = joined;
+    if (format !== "events") {
+      // The page document around the entries; the next position is spliced into the next URL's JSON text.
+      const [urlHead, urlTail] = JSON.stringify(format.page.nextUrl).split(format.page.afterToken);
+      const text = (s: string) => sql`CAST(${s} AS TEXT)`;
+      const next = sql`coalesce(max(p.s), ${q.after})`;
+      body = sql`concat(${text(`{"next":${urlHead}`)}, ${next}, ${text(`${urlTail},"last_seq":`)}, ${next},
+        ${sql.lit(',"count":')}, count(*), ${sql.lit(',"results":[')}, ${joined}, ${sql.lit("]}")})`;
+    }
+    const r = await sql<{ n: unknown; seqs: string | null; body: Uint8Array | string }>`SELECT
+      count(*) AS n, ${d.joinedText(sql.ref("p.s"), ",", by)} AS seqs, ${d.wireText(body)} AS body
+      FROM (SELECT c.seq AS s, ${entry} AS e FROM extras_objectchange AS c WHERE ${sql.join(conds, sql` AND `)}
+        ORDER BY c.seq LIMIT ${limit}) AS p`.execute(ctx.db);
+    const row = r.rows[0];
+    const count = Number(row?.n ?? 0);
+    return { count, last: lastOfAscending(row?.seqs ?? "", count, q.after), body: row?.body ?? "" };
+  };
+  let page = await read(false);
+  if (page.last < 0) page = await read(true);
+  return { body: page.body, count: page.count, next: page.last };
+}
+
+/**
+ * The last of `count` comma-separated decimal seqs when they are strictly
+ * ascending and all above `after`; -1 otherwise (the aggregate met the rows out of order).
+ */
+function lastOfAscending(list: string, count: number, after: number): number {
+  if (count === 0) return after;
+  let prev = after;
+  let n = 0;
+  let cur = -1;
+  for (let i = 0; i <= list.length; i++) {
+    const c = i < list.length ? list.charCodeAt(i) : 44;
+    if (c === 44) {
+      if (cur <= prev) return -1;
+      prev = cur;
+      cur = -1;
+      n++;
+    } else if (c >= 48 && c <= 57) cur = (cur < 0 ? 0 : cur * 10) + (c - 48);
+    else return -1;
   }
-  return { entries, seqs, next: n ? seqs[n - 1]! : q.after };
+  return n === count ? prev : -1;
 }
 
 /**

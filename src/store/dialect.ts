@@ -135,6 +135,22 @@ export interface Dialect {
   jsonText(column: RawBuilder<unknown>, key: string): RawBuilder<unknown>;
   /** `expr` as a JSON text value: a quoted, escaped string, or `null` for NULL (SQLite `json_quote`). */
   jsonQuote(expr: RawBuilder<unknown>): RawBuilder<string>;
+  /**
+   * Aggregate: the texts `expr` of a group joined with `separator` (NULL for no row), in the order of
+   * `orderBy` when given, else in the order the rows reach the aggregate (a sorted subquery's order on both
+   * engines, though neither documents it: callers that rely on it check). SQLite `group_concat`,
+   * PostgreSQL `string_agg`.
+   */
+  joinedText(
+    expr: RawBuilder<unknown>,
+    separator: string,
+    orderBy?: RawBuilder<unknown>,
+  ): RawBuilder<string | null>;
+  /**
+   * Text `expr` as the driver hands it over most cheaply for writing to a socket as it is: SQLite its UTF-8
+   * bytes (`CAST(... AS BLOB)`: a Uint8Array, no JS string decoded and encoded again), PostgreSQL text.
+   */
+  wireText(expr: RawBuilder<unknown>): RawBuilder<Uint8Array | string>;
   /** The n-th (1-based) bind placeholder in raw SQL text. */
   placeholder(n: number): string;
   /** Row-lock clause of a claiming SELECT on table alias `alias` (PostgreSQL `FOR UPDATE OF a SKIP LOCKED`; "" on SQLite, which serialises writers). */
@@ -297,6 +313,11 @@ export const sqliteDialect: Dialect = {
   regex: (expr, pattern, ci) => sql<boolean>`regexp(${ci ? `(?i)${pattern}` : pattern}, ${expr})`,
   jsonText: (column, key) => sql`json_extract(${column}, ${`$."${key}"`})`,
   jsonQuote: (expr) => sql<string>`json_quote(${expr})`,
+  joinedText: (expr, separator, orderBy) =>
+    sql<
+      string | null
+    >`group_concat(${expr}, ${sql.lit(separator)}${orderBy ? sql` ORDER BY ${orderBy}` : sql``})`,
+  wireText: (expr) => sql<Uint8Array>`CAST(${expr} AS BLOB)`,
   placeholder: () => "?",
   skipLocked: () => "",
   notifySql: () => undefined,
@@ -386,6 +407,11 @@ export const postgresDialect: Dialect = {
     ci ? sql<boolean>`(${expr})::text ~* ${pattern}` : sql<boolean>`(${expr})::text ~ ${pattern}`,
   jsonText: (column, key) => sql`((${column})::jsonb ->> ${key})`,
   jsonQuote: (expr) => sql<string>`coalesce(to_json((${expr})::text)::text, 'null')`,
+  joinedText: (expr, separator, orderBy) =>
+    sql<
+      string | null
+    >`string_agg((${expr})::text, ${sql.lit(separator)}${orderBy ? sql` ORDER BY ${orderBy}` : sql``})`,
+  wireText: (expr) => sql<string>`(${expr})::text`,
   placeholder: (n) => `$${n}`,
   skipLocked: (alias) => ` FOR UPDATE OF ${alias} SKIP LOCKED`,
   notifySql: (channel) => `NOTIFY "${channel.replace(/"/g, "")}"`,

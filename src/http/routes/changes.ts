@@ -13,6 +13,7 @@
  *   streams through PostgreSQL LISTEN (every process's commits) or, on SQLite, a poll of the highest seq.
  * - `POST /api/extras/webhooks/<id>/replay/` `{"after": N}` or `{"since": time}` (service/replay.ts).
  */
+import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ChangeFeedConfig } from "../../config.ts";
 import { normalizeUuid } from "../../query/filters.ts";
@@ -34,6 +35,8 @@ import { storedTime } from "../../store/values.ts";
 import { type HttpKit, queryParams } from "../kit.ts";
 
 const ACTIONS = new Set(["create", "update", "delete"]);
+/** Stands for the next position in a feed page's next URL until the database fills it in (once per process). */
+const AFTER_TOKEN = `after${randomUUID().replace(/-/g, "")}`;
 
 /** The feed query of a request. @throws ValidationError naming the parameter. */
 function feedQuery(kit: HttpKit, req: FastifyRequest, lastEventId?: string): FeedQuery {
@@ -155,6 +158,16 @@ class Wakeups {
   }
 }
 
+/**
+ * Free a page body's memory now that the socket is done with it (detaching its ArrayBuffer). A page is
+ * ~1.5 MB outside the JS heap; left to the garbage collector, such bodies made V8 run a full mark-compact
+ * every few dozen pages (external memory pressure), a third of the feed's CPU.
+ */
+function release(body: Uint8Array): void {
+  const buf = body.buffer as ArrayBuffer;
+  if (!buf.detached && buf.byteLength === body.byteLength) buf.transfer(0);
+}
+
 /** Feed, stream and replay routes. */
 export async function changeRoutes(app: FastifyInstance, { kit }: { kit: HttpKit }): Promise<void> {
   const cfg = kit.config.changeFeed;
@@ -168,14 +181,16 @@ export async function changeRoutes(app: FastifyInstance, { kit }: { kit: HttpKit
     kit.need(req, oc, "view");
     const q = feedQuery(kit, req);
     try {
-      const page = await readFeed(kit.ctxFor(req), q);
       const url = new URL(`${kit.baseUrl(req)}${req.url}`);
-      url.searchParams.set("after", String(page.next));
+      url.searchParams.set("after", AFTER_TOKEN);
+      const nextUrl = url.toString();
+      const page = nextUrl.split(AFTER_TOKEN).length === 2 ? { nextUrl, afterToken: AFTER_TOKEN } : undefined;
+      if (!page) throw new ValidationError({ after: ["Invalid URL."] });
+      const { body } = await readFeed(kit.ctxFor(req), q, { page });
+      if (typeof body !== "string") reply.raw.once("finish", () => release(body));
       return reply
         .type("application/json")
-        .send(
-          `{"next":${JSON.stringify(url.toString())},"last_seq":${page.next},"count":${page.entries.length},"results":[${page.entries.join(",")}]}`,
-        );
+        .send(typeof body === "string" ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
     } catch (e) {
       if (e instanceof FeedGone) return gone(reply, e);
       throw e;
@@ -191,7 +206,7 @@ export async function changeRoutes(app: FastifyInstance, { kit }: { kit: HttpKit
     const ctx = kit.ctxFor(req);
     let first: Awaited<ReturnType<typeof readFeed>>;
     try {
-      first = await readFeed(ctx, { ...q, limit: FEED_MAX_LIMIT });
+      first = await readFeed(ctx, { ...q, limit: FEED_MAX_LIMIT }, "events");
     } catch (e) {
       if (e instanceof FeedGone) return gone(reply, e);
       throw e;
@@ -239,18 +254,15 @@ export async function changeRoutes(app: FastifyInstance, { kit }: { kit: HttpKit
       let pos = q.after;
       let idleSince = Date.now();
       while (open) {
-        if (page.entries.length) {
-          let text = "";
-          page.entries.forEach((e, i) => {
-            text += `id: ${page.seqs[i]}\nevent: change\ndata: ${e}\n\n`;
-          });
-          res.write(text);
+        if (page.count) {
+          const body = page.body;
+          res.write(body, typeof body === "string" ? undefined : () => release(body));
           pos = page.next;
           idleSince = Date.now();
           await drained();
         }
         if (!open) break;
-        if (page.entries.length < FEED_MAX_LIMIT) {
+        if (page.count < FEED_MAX_LIMIT) {
           const left = cfg.heartbeatMs - (Date.now() - idleSince);
           if (left <= 0) {
             res.write(": heartbeat\n\n");
@@ -262,7 +274,7 @@ export async function changeRoutes(app: FastifyInstance, { kit }: { kit: HttpKit
           if (!open) break;
         } else await new Promise((r) => setImmediate(r));
         try {
-          page = await readFeed(ctx, { ...q, after: pos, limit: FEED_MAX_LIMIT });
+          page = await readFeed(ctx, { ...q, after: pos, limit: FEED_MAX_LIMIT }, "events");
         } catch (e) {
           if (e instanceof FeedGone) {
             res.write(
@@ -272,7 +284,7 @@ export async function changeRoutes(app: FastifyInstance, { kit }: { kit: HttpKit
             break;
           }
           // The database is unavailable (an outage): keep the stream, try again at the next wake-up.
-          page = { entries: [], seqs: [], next: pos };
+          page = { body: "", count: 0, next: pos };
           await wakeups.wait(500);
         }
       }
