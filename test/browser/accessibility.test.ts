@@ -1,10 +1,11 @@
 /**
  * Accessibility (issue 25): axe-core, the npm package, injected into the pages in Debian's Chromium
- * (playwright-core), on the main kinds of page — home, a list, a detail page and its interfaces tab, a
- * form, the bulk edit form, the cable trace page, the import page and its preview, the profile page, a
- * rack with its elevations, a prefix with its free ranges, the IP address form, search results, a webhook,
- * its deliveries, the change log and the login page — in the light theme, the dark theme
- * of the browser's preference and the dark theme chosen in the header's Theme menu. No violation of impact
+ * (playwright-core), on the main kinds of page — the login page, home, search results, a list, a detail
+ * page and its interfaces tab, the edit form, the bulk edit form, the cable form ("Connect"), the add
+ * components form, a delete confirmation, the cable trace page, the import page and its preview, the
+ * profile page, a rack with its elevations, a prefix with its free ranges, the IP address form, a webhook,
+ * its deliveries, the change log and an object change — in the light theme, the dark theme of the
+ * browser's preference and the dark theme chosen in the header's Theme menu. No violation of impact
  * "serious" or "critical" is allowed; the minor and moderate ones are counted and printed (as test
  * diagnostics) so they can be followed. Rules: axe-core's defaults (WCAG 2.0/2.1 A and AA, best practices).
  */
@@ -53,6 +54,8 @@ describe("accessibility: axe-core in Chromium (issue 25)", () => {
   let webhook: { id: string };
   let delivery: { id: string };
   let change: { id: string };
+  /** An interface without a cable (its "Connect" opens the cable form). */
+  let free: { id: string };
   before(async () => {
     s = await startServer();
     w = await buildDemoWorld(s);
@@ -69,6 +72,7 @@ describe("accessibility: axe-core in Chromium (issue 25)", () => {
     assert.ok(deliveries.body.results.length >= 1, "a delivery was queued");
     delivery = deliveries.body.results[0];
     change = (await s.api("/api/extras/object-changes/?limit=1")).body.results[0];
+    free = (await s.api(`/api/dcim/interfaces/?device_id=${w.device.id}&name=Ethernet2`)).body.results[0];
     browser = await launchChromium();
   });
   after(async () => {
@@ -82,6 +86,12 @@ describe("accessibility: axe-core in Chromium (issue 25)", () => {
     ["device page", () => `/dcim/devices/${w.device.id}/`],
     ["device interfaces tab", () => `/dcim/devices/${w.device.id}/interfaces/`],
     ["device edit form", () => `/dcim/devices/${w.device.id}/edit/`],
+    [
+      "cable form (Connect)",
+      () => `/dcim/cables/add/?termination_a_type=dcim.interface&termination_a_id=${free.id}`,
+    ],
+    ["add components form", () => `/dcim/devices/${w.device.id}/components/interfaces/add/`],
+    ["delete confirmation", () => `/dcim/devices/${w.device.id}/delete/`],
     ["cable trace", () => `/dcim/interfaces/${w.iface.id}/trace/`],
     ["device import", () => "/dcim/devices/import/"],
     ["profile", () => "/user/profile/"],
