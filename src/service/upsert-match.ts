@@ -16,8 +16,15 @@ import { chunks, type Row, toRecords } from "./rows.ts";
  */
 export type Refs = Map<string, string>;
 
-/** Keys per set-wise match query (a few parameters each). */
+/** Items matched together (service/upsert.ts handles a batch in chunks of this many). */
 export const MATCH_CHUNK = 500;
+
+/**
+ * Most OR terms (one per key, two for a cable's two orders) in one match query: SQLite parses `a OR b OR …`
+ * as a tree as deep as its terms and refuses one deeper than 1,000 (SQLITE_MAX_EXPR_DEPTH), so a chunk may
+ * take two or three queries.
+ */
+const QUERY_TERMS = 400;
 
 /** One equality (or IS NULL) condition of a natural-key match, on a column. */
 interface Cond {
@@ -144,7 +151,7 @@ export async function match(ctx: Ctx, model: Model, item: Row, refs: Refs): Prom
 }
 
 /**
- * Match a chunk of items set-wise: one query for all their keys (per MATCH_CHUNK items), the matched rows'
+ * Match a chunk of items set-wise: one query for all their keys (per QUERY_TERMS OR terms), the matched rows'
  * records (`toRecords`: one query per many-to-many field) and, when any item gives tags, their tag ids;
  * rows are paired with items in memory. An item whose key cannot be computed now (an unresolvable
  * reference, a bad value), that several rows match, or any item when a returned row pairs with no item,
@@ -170,7 +177,8 @@ export async function matchMany(
   }
   const usable = keys.filter((k): k is Key => !!k);
   const rows: Row[] = [];
-  for (const part of chunks(usable, MATCH_CHUNK)) rows.push(...(await select(ctx, model, part)));
+  const per = usable.some((k) => k.swapped) ? QUERY_TERMS / 2 : QUERY_TERMS;
+  for (const part of chunks(usable, per)) rows.push(...(await select(ctx, model, part)));
   // Rows by the text of their key columns, per distinct set of key columns.
   const indexes = new Map<string, Map<string, Row[]>>();
   const claimed = new Set<Row>();

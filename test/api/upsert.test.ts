@@ -414,4 +414,41 @@ describe("upsert by natural key", () => {
     );
     assert.equal(ips.body[0].object.id, ips.body[1].object.id);
   });
+  it("500 cables in one list are created, then unchanged in the other order (a chunk's keys in several queries)", async () => {
+    // 500 cable keys match in either order: 1,000 OR terms, more than SQLite takes in one statement.
+    const dev = await upsert("dcim/devices", [device("ams1-patch1"), device("ams1-patch2")]);
+    assert.equal(dev.status, 200, JSON.stringify(dev.body));
+    const ports = async (d: { id: string }) => {
+      const r = await s.api("/api/dcim/interfaces/", {
+        method: "POST",
+        body: Array.from({ length: 500 }, (_, i) => ({ device: d.id, name: `p${i}`, type: "1000base-t" })),
+      });
+      assert.equal(r.status, 201, JSON.stringify(r.body).slice(0, 500));
+      return r.body.map((x: any) => x.id as string);
+    };
+    const a = await ports(dev.body[0].object);
+    const b = await ports(dev.body[1].object);
+    const cables = (x: string[], y: string[]) =>
+      x.map((id, i) => ({
+        termination_a_type: "dcim.interface",
+        termination_a_id: id,
+        termination_b_type: "dcim.interface",
+        termination_b_id: y[i],
+        status: "connected",
+      }));
+    const before = await count("/api/dcim/cables/?limit=1");
+    const made = await upsert("dcim/cables", cables(a, b));
+    assert.equal(made.status, 200, JSON.stringify(made.body).slice(0, 500));
+    assert.ok(made.body.every((x: any) => x.result === "created"));
+    assert.equal(await count("/api/dcim/cables/?limit=1"), before + 500);
+    const oc = await changes();
+    const again = await upsert("dcim/cables", cables(b, a));
+    assert.equal(again.status, 200, JSON.stringify(again.body).slice(0, 500));
+    assert.deepEqual(
+      again.body.map((x: any) => [x.result, x.object.id, x.object.termination_a_id]),
+      made.body.map((x: any, i: number) => ["unchanged", x.object.id, a[i]]),
+    );
+    assert.equal(await changes(), oc, "no ObjectChange");
+    assert.equal(await count("/api/dcim/cables/?limit=1"), before + 500);
+  });
 });
