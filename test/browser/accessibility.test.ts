@@ -1,12 +1,12 @@
 /**
  * Accessibility (issue 25): axe-core, the npm package, injected into the pages in Debian's Chromium
  * (playwright-core), on the main kinds of page — the login page, home, search results, a list, a detail
- * page and its interfaces tab, the edit form, the bulk edit form, the cable form ("Connect"), the add
- * components form, a delete confirmation, the cable trace page, the import page and its preview, the
- * profile page, a rack with its elevations, a prefix with its free ranges, the IP address form, a webhook,
- * its deliveries, the change log and an object change — in the light theme, the dark theme of the
- * browser's preference and the dark theme chosen in the header's Theme menu. No violation of impact
- * "serious" or "critical" is allowed; the minor and moderate ones are counted and printed (as test
+ * page and its interfaces tab, the edit form and a form with errors, the bulk edit form, the cable form
+ * ("Connect"), the add components form, a delete confirmation, the cable trace page, the import page and
+ * its preview, the profile page, a rack with its elevations, a prefix with its free ranges, the IP address
+ * form, a webhook, its deliveries, the change log and an object change — in the light theme, the dark
+ * theme of the browser's preference and the dark theme chosen in the header's Theme menu. No violation of
+ * impact "serious" or "critical" is allowed; the minor and moderate ones are counted and printed (as test
  * diagnostics) so they can be followed. Rules: axe-core's defaults (WCAG 2.0/2.1 A and AA, best practices).
  */
 import assert from "node:assert/strict";
@@ -179,7 +179,12 @@ describe("accessibility: axe-core in Chromium (issue 25)", () => {
         await page.click('button:text-is("Edit selected")');
         await page.waitForURL(`${s.url}/dcim/devices/edit/`);
         await check("bulk edit form");
-        assert.equal(pagesChecked, pages.length + 2 + (chosen ? 0 : 1));
+        // A form with its validation errors (the answer to a POST): an IP address without an address.
+        await page.goto(`${s.url}/ipam/ip-addresses/add/`);
+        await page.click('form.edit button[type="submit"]');
+        await page.waitForSelector(".field.has-error .error");
+        await check("form with errors");
+        assert.equal(pagesChecked, pages.length + 3 + (chosen ? 0 : 1));
         assert.deepEqual(serious, [], `${serious.length} serious or critical violations`);
       } finally {
         await context.close();
