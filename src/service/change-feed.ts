@@ -159,7 +159,8 @@ async function feedRestriction(ctx: Ctx): Promise<ReturnType<typeof sql<boolean>
 /**
  * Read one page of the feed: the changes after `q.after` the user may view, in seq order, joined as
  * `format` asks. One statement: the page's rows (`seq > after ORDER BY seq LIMIT n` on the seq index)
- * aggregated into (count, last seq, body), so the process handles one value per page, not one per change.
+ * aggregated into (count, last seq, body), so the process handles one value per page, not one per change
+ * (where the dialect has `wireText`, SQLite; on PostgreSQL the page's rows, joined in the process).
  * The body is joined in the order the sorted rows reach the aggregate (an ORDER BY inside SQLite's
  * group_concat sorts the 1.5 MB of entries again and costs ~4× the whole read); the same aggregate step
  * lists the seqs, and a list that is not ascending makes the page be read again with the ordered aggregate.
@@ -180,29 +181,43 @@ export async function readFeed(ctx: Ctx, q: FeedQuery, format: FeedFormat): Prom
       : entrySql(ctx);
   const limit = Math.max(1, Math.min(FEED_MAX_LIMIT, q.limit));
   const d = ctx.store.dialect;
+  const page = format === "events" ? undefined : format.page;
+  const [urlHead, urlTail] = page ? JSON.stringify(page.nextUrl).split(page.afterToken) : ["", ""];
+  const rows = sql`SELECT c.seq AS s, ${entry} AS e FROM extras_objectchange AS c
+    WHERE ${sql.join(conds, sql` AND `)} ORDER BY c.seq LIMIT ${limit}`;
+  if (!d.wireText) {
+    // PostgreSQL: the page's rows, joined here (its driver hands over text only; see Dialect.wireText).
+    const r = await sql<{ s: unknown; e: string }>`${rows}`.execute(ctx.db);
+    const n = r.rows.length;
+    const next = n ? Number(r.rows[n - 1]!.s) : q.after;
+    const entries = r.rows.map((x) => x.e);
+    const body = page
+      ? `{"next":${urlHead}${next}${urlTail},"last_seq":${next},"count":${n},"results":[${entries.join(",")}]}`
+      : entries.join("");
+    return { body, count: n, next };
+  }
+  const wire = d.wireText;
   const read = async (ordered: boolean) => {
     const by = ordered ? sql.ref("p.s") : undefined;
     const joined = sql`coalesce(${d.joinedText(sql.ref("p.e"), format === "events" ? "" : ",", by)}, '')`;
     let body = joined;
-    if (format !== "events") {
+    if (page) {
       // The page document around the entries; the next position is spliced into the next URL's JSON text.
-      const [urlHead, urlTail] = JSON.stringify(format.page.nextUrl).split(format.page.afterToken);
       const text = (s: string) => sql`CAST(${s} AS TEXT)`;
       const next = sql`coalesce(max(p.s), ${q.after})`;
       body = sql`concat(${text(`{"next":${urlHead}`)}, ${next}, ${text(`${urlTail},"last_seq":`)}, ${next},
         ${sql.lit(',"count":')}, count(*), ${sql.lit(',"results":[')}, ${joined}, ${sql.lit("]}")})`;
     }
     const r = await sql<{ n: unknown; seqs: string | null; body: Uint8Array | string }>`SELECT
-      count(*) AS n, ${d.joinedText(sql.ref("p.s"), ",", by)} AS seqs, ${d.wireText(body)} AS body
-      FROM (SELECT c.seq AS s, ${entry} AS e FROM extras_objectchange AS c WHERE ${sql.join(conds, sql` AND `)}
-        ORDER BY c.seq LIMIT ${limit}) AS p`.execute(ctx.db);
+      count(*) AS n, ${d.joinedText(sql.ref("p.s"), ",", by)} AS seqs, ${wire(body)} AS body
+      FROM (${rows}) AS p`.execute(ctx.db);
     const row = r.rows[0];
     const count = Number(row?.n ?? 0);
     return { count, last: lastOfAscending(row?.seqs ?? "", count, q.after), body: row?.body ?? "" };
   };
-  let page = await read(false);
-  if (page.last < 0) page = await read(true);
-  return { body: page.body, count: page.count, next: page.last };
+  let got = await read(false);
+  if (got.last < 0) got = await read(true);
+  return { body: got.body, count: got.count, next: got.last };
 }
 
 /**
