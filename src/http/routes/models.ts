@@ -32,6 +32,7 @@ import {
 import { hasIfNoneMatch, ifMatchTags, objectNotModified, pageNotModified } from "../conditional.ts";
 import { type HttpKit, includeParam, intParam, METHOD_ACTION, queryParams, withTokenKey } from "../kit.ts";
 import { optionsFor } from "../options.ts";
+import { nonAtomic, sendPartial } from "./bulk-partial.ts";
 
 /** Routes of `/api/<app>/<model>/` and `/api/<app>/<model>/<id>/`. */
 export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit }): Promise<void> {
@@ -138,6 +139,12 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
     if (method === "OPTIONS")
       return kit.send(req, reply, 200, await optionsFor(ctx, model, "list", req.auth, grantsOf(req, model)));
     if (model.readOnly) throw new AppError(405, `Method "${method}" not allowed.`);
+    // `?atomic=false` (issue 28, an extension): each item on its own, per-item results (routes/bulk-partial.ts).
+    if (
+      (method === "POST" || method === "PUT" || method === "PATCH" || method === "DELETE") &&
+      nonAtomic(req)
+    )
+      return sendPartial(kit, req, reply, model, method, ownerOf(req, model));
     if (method === "POST") {
       const body = req.body;
       if (Array.isArray(body)) {

@@ -10,6 +10,7 @@ import { mayDo } from "../../service/permissions.ts";
 import { upsertObjects } from "../../service/upsert.ts";
 import { inTransaction } from "../../service/write.ts";
 import type { HttpKit } from "../kit.ts";
+import { nonAtomic, sendPartial } from "./bulk-partial.ts";
 import { checkBulkSize } from "./models.ts";
 
 /** The upsert action of every model (read-only models answer 405, those without a natural key 400). */
@@ -22,6 +23,7 @@ export async function upsertRoutes(app: FastifyInstance, { kit }: { kit: HttpKit
     if (!req.auth.actor) kit.need(req, model, "add");
     else if (!mayDo(req.grants, model, "add") && !mayDo(req.grants, model, "change"))
       throw new PermissionDenied();
+    if (nonAtomic(req)) return sendPartial(kit, req, reply, model, "UPSERT");
     const items = Array.isArray(req.body) ? req.body : [req.body];
     checkBulkSize(items, kit.config.maxBulk);
     const ctx = kit.ctxFor(req);
