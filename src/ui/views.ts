@@ -25,6 +25,47 @@ export function uiUrl(apiUrl: unknown): string | undefined {
   return i >= 0 ? apiUrl.slice(i + 4) : undefined;
 }
 
+/** Acronyms a mechanical label writes in lower case, as Nautobot's pages write them ("Primary ip4" → "Primary IPv4"). */
+const ACRONYMS: Record<string, string> = {
+  ip: "IP",
+  ips: "IPs",
+  ip4: "IPv4",
+  ip6: "IPv6",
+  ipv4: "IPv4",
+  ipv6: "IPv6",
+  vlan: "VLAN",
+  vlans: "VLANs",
+  vrf: "VRF",
+  vrfs: "VRFs",
+  mtu: "MTU",
+  mac: "MAC",
+  dns: "DNS",
+  lag: "LAG",
+  vid: "VID",
+  url: "URL",
+  id: "ID",
+  asn: "ASN",
+  rir: "RIR",
+  rd: "RD",
+  nat: "NAT",
+  vc: "VC",
+  vm: "VM",
+  vcpus: "VCPUs",
+  uuid: "UUID",
+};
+
+/**
+ * A detail page's label with its acronyms written as Nautobot's pages do, the rest unchanged ("Primary ip" →
+ * "Primary IP", "Untagged vlan" → "Untagged VLAN"); for labels derived from field names (issue 25: "labels
+ * are mechanical").
+ */
+export function labelOf(label: string): string {
+  return label
+    .split(" ")
+    .map((w) => ACRONYMS[w.toLowerCase()] ?? w)
+    .join(" ");
+}
+
 /** Title case of a verbose name ("ip address" → "IP Address"). */
 export function titleOf(words: string): string {
   return words

@@ -147,6 +147,10 @@ describe("web interface: detail-page tabs and add components", () => {
     ]);
     // The main tab: the device's fields, no component table, no config context (its own tab).
     assert.match(page.html, /<th>Device Type<\/th>|<th>Device type<\/th>/);
+    // Labels with Nautobot's acronyms, not mechanical ones ("Primary ip").
+    assert.match(page.html, /<th>Primary IP<\/th>/);
+    assert.match(page.html, /<th>Primary IPv4<\/th>/);
+    assert.doesNotMatch(page.html, /<th>Primary ip/);
     assert.doesNotMatch(page.html, /id="tab-table"/);
     assert.doesNotMatch(page.html, /ge-0\/0\/1</);
     assert.doesNotMatch(page.html, /192\.0\.2\.123/);

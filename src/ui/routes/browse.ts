@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { normalizeUuid } from "../../query/filters.ts";
-import { fieldText } from "../../registry/field-text.ts";
+import { formFieldText } from "../../registry/form-text.ts";
 import { APP_LABELS, hasNotes, type Model } from "../../registry/index.ts";
 import type { Ctx } from "../../service/context.ts";
 import { AppError, NotFoundError, PermissionDenied } from "../../service/errors.ts";
@@ -26,7 +26,7 @@ import { PANEL_FIELDS, PANEL_TITLES, PANELS } from "../panels.ts";
 import type { UiKit } from "../plugin.ts";
 import { relationshipRows } from "../relationships.ts";
 import { type TabDef, type TabLink, tabDefs, tabLinks, tabTable } from "../tabs.ts";
-import { titleOf, uiUrl } from "../views.ts";
+import { labelOf, titleOf, uiUrl } from "../views.ts";
 import { ACTIONS } from "./actions.ts";
 
 type Obj = Record<string, unknown>;
@@ -195,8 +195,10 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
           !(tab && CONTEXT_FIELDS.includes(k)),
       )
       .map(([k, v]) => ({
-        // Nautobot's label of a model field (as its forms and OPTIONS), else the key in words.
-        label: model.fields[k] ? fieldText(model, k, model.fields[k]).label : titleOf(k.replace(/_/g, " ")),
+        // Nautobot's label of a model field (as its forms, else OPTIONS, acronyms upper case), else the key in words.
+        label: model.fields[k]
+          ? labelOf(formFieldText(model, k, model.fields[k]).label)
+          : titleOf(k.replace(/_/g, " ")),
         value: valueHtml(v, k, budget),
       }));
     // Each relationship side as its label and peer links (issue 25, relationships.ts).
