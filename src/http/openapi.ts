@@ -15,6 +15,7 @@ import { hasNotes, hasRelationships, type Model, type Registry } from "../regist
 import type { FieldDef } from "../registry/meta.ts";
 import { actionPaths, actionSchemas } from "./openapi-actions.ts";
 import { addConditionalRequests } from "./openapi-conditional.ts";
+import { addNonAtomic, partialSchemas } from "./openapi-partial.ts";
 import { errors, json, ref, type Schema, UUID } from "./openapi-parts.ts";
 import { appTags, operationText, parameterText } from "./openapi-text.ts";
 
@@ -470,6 +471,8 @@ export function openapiDocument(reg: Registry, baseUrl: string): Record<string, 
     addConditionalRequests(reg, paths);
     Object.assign(paths, actionPaths(reg));
     Object.assign(schemas, actionSchemas);
+    addNonAtomic(reg, paths);
+    Object.assign(schemas, partialSchemas);
     describeRest(paths);
     cached = {
       openapi: "3.0.3",

@@ -11,7 +11,7 @@ import type { Ctx } from "./context.ts";
 import { AppError, ValidationError } from "./errors.ts";
 import { checkItemVersions, VERSION_KEY } from "./object-versions.ts";
 import { getRow, type ListParams } from "./read.ts";
-import { upsertObjects } from "./upsert.ts";
+import { unsupported, upsertObjects } from "./upsert.ts";
 import { createObject, deleteObjects, inTransaction, updateObject } from "./write.ts";
 
 /** What happened to one item. */
@@ -41,7 +41,9 @@ export type PartialKind = "POST" | "PUT" | "PATCH" | "DELETE" | "UPSERT";
  *   constraints; `action` is set here); an item whose id is not among them fails with
  *   `{id: ["Object with id … does not exist."]}` as in the all-or-none 400.
  * @returns one result per item, in body order
- * @throws only errors that are not the client's (a database failure: items before it stay committed)
+ * @throws AppError 405/400 for an upsert of a read-only model or one without a natural key (before any
+ *   item); otherwise only errors that are not the client's (a database failure: items before it stay
+ *   committed, the request answers 500)
  */
 export async function writeEach(
   ctx: Ctx,
@@ -51,6 +53,11 @@ export async function writeEach(
   render: Render,
   visible: Omit<ListParams, "action"> = { params: new Map(), limit: 1, offset: 0 },
 ): Promise<ItemResult[]> {
+  // A model that cannot be upserted at all is one 400/405 for the request, not one per item.
+  if (kind === "UPSERT") {
+    if (model.readOnly) throw new AppError(405, 'Method "POST" not allowed.');
+    unsupported(model);
+  }
   const out: ItemResult[] = [];
   for (const [index, item] of items.entries()) {
     try {

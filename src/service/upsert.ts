@@ -112,7 +112,7 @@ function usable(model: Model, pre: Prematched | undefined, state: Batch): Premat
 const UPSERT_LOCK = "inventory.upsert:";
 
 /** 400 for a model without a natural key (rack reservations, notes, tokens). */
-function unsupported(model: Model): void {
+export function unsupported(model: Model): void {
   const key = model.naturalKeyFields;
   const why = model.naturalKeyNote ? ` (${model.naturalKeyNote})` : "";
   if (!key.length)

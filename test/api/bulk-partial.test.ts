@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
+import { Ajv } from "ajv";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
 describe("non-atomic bulk writes (?atomic=false)", () => {
@@ -174,6 +175,46 @@ describe("non-atomic bulk writes (?atomic=false)", () => {
     assert.ok(r.body[2].errors.status, JSON.stringify(r.body[2]));
     assert.equal(await changes(), oc + 2);
     assert.equal(await deliveries(), dl + 2);
+    // A model without a natural key is one 400 for the request, not a failure per item.
+    const note = await s.api("/api/extras/notes/upsert/?atomic=false", {
+      method: "POST",
+      body: [{ note: "x" }],
+    });
+    assert.equal(note.status, 400, JSON.stringify(note.body));
+    assert.match(note.body.detail, /not supported/);
+  });
+
+  it("is documented in the OpenAPI document, and a real 207 answer fits its schema", async () => {
+    const doc = (await s.api("/api/swagger.json")).body;
+    const sites = doc.paths["/dcim/sites/"];
+    for (const op of [
+      sites.post,
+      sites.put,
+      sites.patch,
+      sites.delete,
+      doc.paths["/dcim/sites/upsert/"].post,
+    ]) {
+      assert.ok(
+        op.parameters.some((p: any) => p.name === "atomic" && p.in === "query"),
+        op.operationId,
+      );
+      assert.ok(op.responses["207"], op.operationId);
+    }
+    assert.equal(sites.get.parameters.filter((p: any) => p.name === "atomic").length, 0);
+    assert.equal(doc.paths["/extras/object-changes/"].post, undefined);
+    const multi = sites.post.responses["207"].content["application/json"].schema;
+    assert.equal(multi.items.$ref, "#/components/schemas/BulkItemResult");
+    const validate = new Ajv({ strict: false }).compile({
+      type: "array",
+      items: doc.components.schemas.BulkItemResult,
+    });
+    const r = await s.api("/api/dcim/sites/?atomic=false", {
+      method: "POST",
+      body: [site("bp-doc-0"), site("bp-doc-1", { status: "bogus" })],
+    });
+    assert.equal(r.status, 207, JSON.stringify(r.body));
+    assert.ok(validate(r.body), JSON.stringify(validate.errors));
+    assert.ok(!validate([{ index: 0, status: "exploded" }]), "the schema can fail");
   });
 
   it("without the switch, one invalid item still writes nothing; a bad switch value is a 400", async () => {

@@ -319,7 +319,7 @@ describe("upsert by natural key", () => {
     const doc = (await s.api("/api/swagger.json")).body;
     const op = doc.paths["/dcim/devices/upsert/"]?.post;
     assert.ok(op, "documented");
-    assert.deepEqual(Object.keys(op.responses).sort(), ["200", "400", "403"]);
+    assert.deepEqual(Object.keys(op.responses).sort(), ["200", "207", "400", "403"]);
     assert.match(JSON.stringify(op.requestBody), /WritableDcimDevice/);
     assert.match(op.description, /Extension/);
     assert.ok(doc.paths["/dcim/cables/upsert/"]);
