@@ -145,6 +145,31 @@ describe("non-atomic bulk writes (?atomic=false)", () => {
     assert.equal(await changes(), oc + 5);
     assert.equal(await deliveries(), dl + 5);
     for (const id of ids) assert.equal((await s.api(`/api/dcim/sites/${id}/`)).status, 404);
+    // A protected delete (a manufacturer with a device type) fails on its own with the 409's detail.
+    const mf = await s.api("/api/dcim/manufacturers/", {
+      method: "POST",
+      body: [
+        { name: "bp-mf", slug: "bp-mf" },
+        { name: "bp-mf2", slug: "bp-mf2" },
+      ],
+    });
+    assert.equal(mf.status, 201, JSON.stringify(mf.body));
+    const dt = await s.api("/api/dcim/device-types/", {
+      method: "POST",
+      body: { manufacturer: mf.body[0].id, model: "bp-dt", slug: "bp-dt" },
+    });
+    assert.equal(dt.status, 201, JSON.stringify(dt.body));
+    const p = await s.api("/api/dcim/manufacturers/?atomic=false", {
+      method: "DELETE",
+      body: mf.body.map((m: any) => ({ id: m.id })),
+    });
+    assert.equal(p.status, 207, JSON.stringify(p.body));
+    assert.deepEqual(
+      p.body.map((x: any) => x.status),
+      ["failed", "deleted"],
+    );
+    assert.match(p.body[0].errors.detail, /dependent objects/);
+    assert.equal((await s.api(`/api/dcim/manufacturers/${mf.body[0].id}/`)).status, 200);
   });
 
   it("upsert: created, unchanged and failed items side by side", async () => {
