@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { Ajv } from "ajv";
+import { createToken } from "../../src/service/accounts.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
 describe("non-atomic bulk writes (?atomic=false)", () => {
@@ -207,6 +208,98 @@ describe("non-atomic bulk writes (?atomic=false)", () => {
     });
     assert.equal(note.status, 400, JSON.stringify(note.body));
     assert.match(note.body.detail, /not supported/);
+  });
+
+  it("PUT: a complete item is replaced, one without a required field fails naming it", async () => {
+    const made = await s.api("/api/dcim/sites/", {
+      method: "POST",
+      body: [site("bp-put-0"), site("bp-put-1")],
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const [a, b] = made.body.map((o: any) => o.id);
+    const oc = await changes();
+    const r = await s.api("/api/dcim/sites/?atomic=false", {
+      method: "PUT",
+      body: [
+        { id: a, ...site("bp-put-0", { description: "put" }) },
+        { id: b, slug: "bp-put-1", status: "active" },
+      ],
+    });
+    assert.equal(r.status, 207, JSON.stringify(r.body));
+    assert.deepEqual(
+      r.body.map((x: any) => [x.index, x.status]),
+      [
+        [0, "updated"],
+        [1, "failed"],
+      ],
+    );
+    assert.equal(r.body[0].object.description, "put");
+    assert.deepEqual(r.body[1].errors, { name: ["This field is required."] });
+    assert.equal(await changes(), oc + 1);
+  });
+
+  it("permissions: the model-level right is checked for the request, constraints per item", async () => {
+    const u = await s.api("/api/users/users/", {
+      method: "POST",
+      body: { username: "bp-user", password: "pw-bp-1" },
+    });
+    assert.equal(u.status, 201, JSON.stringify(u.body));
+    const token = await createToken(s.store, u.body.id);
+    const perm = await s.api("/api/users/permissions/", {
+      method: "POST",
+      body: {
+        name: "bp-change-a",
+        users: [u.body.id],
+        object_types: ["dcim.site"],
+        actions: ["view", "change"],
+        constraints: { slug: "bp-perm-a" },
+      },
+    });
+    assert.equal(perm.status, 201, JSON.stringify(perm.body));
+    const made = await s.api("/api/dcim/sites/", {
+      method: "POST",
+      body: [site("bp-perm-a"), site("bp-perm-b")],
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const [a, b] = made.body.map((o: any) => o.id);
+    const [oc, n] = [await changes(), await sites()];
+    const post = await s.api("/api/dcim/sites/?atomic=false", {
+      method: "POST",
+      body: [site("bp-perm-a2")],
+      token,
+    });
+    assert.equal(post.status, 403, "a create needs add, for the whole request");
+    const patch = await s.api("/api/dcim/sites/?atomic=false", {
+      method: "PATCH",
+      body: [
+        { id: b, description: "outside" },
+        { id: a, description: "inside" },
+      ],
+      token,
+    });
+    assert.equal(patch.status, 207, JSON.stringify(patch.body));
+    assert.deepEqual(
+      patch.body.map((x: any) => x.status),
+      ["failed", "updated"],
+    );
+    assert.deepEqual(patch.body[0].errors, { id: [`Object with id ${b} does not exist.`] });
+    const up = await s.api("/api/dcim/sites/upsert/?atomic=false", {
+      method: "POST",
+      body: [
+        { name: "bp-perm-a", description: "again" },
+        { name: "bp-perm-new", slug: "bp-perm-new", status: "active" },
+      ],
+      token,
+    });
+    assert.equal(up.status, 207, JSON.stringify(up.body));
+    assert.deepEqual(
+      up.body.map((x: any) => x.status),
+      ["updated", "failed"],
+    );
+    assert.match(up.body[1].errors.detail, /permission/);
+    assert.equal(await sites(), n);
+    assert.equal(await changes(), oc + 2);
+    assert.equal((await s.api(`/api/dcim/sites/${b}/`)).body.description, "");
   });
 
   it("is documented in the OpenAPI document, and a real 207 answer fits its schema", async () => {
