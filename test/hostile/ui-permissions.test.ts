@@ -14,6 +14,7 @@ import { hasNotes, type Model, registry } from "../../src/registry/index.ts";
 import { createToken } from "../../src/service/accounts.ts";
 import { uiPlugin } from "../../src/ui/plugin.ts";
 import { ACTIONS } from "../../src/ui/routes/actions.ts";
+import { tabDefs } from "../../src/ui/tabs.ts";
 import { workerSettingsFromEnv } from "../../src/webhooks/worker.ts";
 import { type Receiver, startReceiver } from "../helpers/receiver.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
@@ -66,6 +67,7 @@ const NOT_OBJECT_ACTIONS = (r: { method: string; url: string }) =>
   r.url === "/:app/:model/:id/" ||
   r.url === "/:app/:model/export/" ||
   r.url === "/:app/:model/:id/trace/" || // a read, like the detail page (the path's hops under view permission)
+  r.url === "/:app/:model/:id/:tab/" || // a detail page's tab, a read: checked for mallory below
   // Creates, like add/ (issue 25): the created rows are re-checked against the add constraints; the
   // component and import routes are checked with constrained users in test/ui/bulk-import.test.ts.
   r.url === "/:app/:model/import/" ||
@@ -336,6 +338,18 @@ describe("permission leaks in the web interface and the delivery log (issue 23)"
         }
       }
     }
+    // Tabs of detail pages (issue 25) are reads: mallory, who may view no object there, gets a 404 for every
+    // tab of every tabbed object, as for its detail page.
+    const mallory = await webClient(s, "mallory", "pw-mallory-1");
+    let tabs = 0;
+    for (const [model, o] of objects)
+      for (const tab of tabDefs(reg, model) ?? []) {
+        const url = `/${model.app}/${model.path}/${o.id}/${tab.slug ? `${tab.slug}/` : ""}`;
+        const r = await mallory.get(url);
+        tabs++;
+        if (r.status !== 404) wrong.push(`mallory GET ${url} → ${r.status}`);
+      }
+    assert.ok(tabs >= 10, `tabs checked: ${tabs}`);
     assert.deepEqual(wrong, []);
     assert.ok(applicable > 200, `pairs that apply: ${applicable}`);
     assert.deepEqual(await snapshot(), beforeState, "nothing changed, nothing sent");
