@@ -8,6 +8,7 @@ import { after, before, describe, it } from "node:test";
 import { createToken } from "../../src/service/accounts.ts";
 import { type Receiver, startReceiver } from "../helpers/receiver.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { waitUntil } from "../helpers/wait.ts";
 
 const basic = (user: string, password: string) =>
   `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
@@ -156,16 +157,16 @@ describe("accounts, Basic auth and exposure", () => {
     const wrong = await attempt("eve", "wrong");
     assert.equal(unknown.status, 403);
     assert.deepEqual(unknown.body, wrong.body);
-    // 8 concurrent bad guesses while /health is polled.
-    const health: number[] = [];
+    // 8 concurrent bad guesses while /health is polled: the latency guard (helpers/health-guard.ts) judges
+    // each poll, counting a slow one against the server only when the event loop was held (its thread on the
+    // CPU), not when it waited for a core; a fixed 300 ms bound failed beside stress-ng at load 15 (issue 24).
+    assert.ok(s.health, "the hostile suite's health guard is on");
+    const pollsBefore = s.health.polls;
     const guesses = Promise.all(Array.from({ length: 8 }, (_, i) => attempt(`user${i}`, "guess")));
-    for (let i = 0; i < 5; i++) {
-      const t0 = performance.now();
-      await (await fetch(`${s.url}/health`)).arrayBuffer();
-      health.push(performance.now() - t0);
-    }
+    for (let i = 0; i < 5; i++) await (await fetch(`${s.url}/health`)).arrayBuffer();
     const results = await guesses;
-    assert.ok(Math.max(...health) < 300, `health took up to ${Math.max(...health)} ms`);
+    await waitUntil(async () => s.health!.polls > pollsBefore);
+    assert.deepEqual(s.health.slow, [], `event loop held: ${JSON.stringify(s.health)}`);
     // The IP is over its limit now (2 + 8 failures ≥ 5): 429 with Retry-After, even with the right password.
     assert.ok(
       results.some((r) => r.status === 429),
