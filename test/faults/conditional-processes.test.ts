@@ -2,7 +2,8 @@
  * Issue 26, acceptance: two concurrent PATCHes of one device with the same If-Match, sent at once through
  * two API processes serving one database, give exactly one 200 and one 412 in every trial, and the stored
  * value is the winner's. Up to 1,000 trials, as many as fit in a 60 s budget (the number run is reported
- * as a diagnostic); on PostgreSQL the row lock, on SQLite the database's write lock, decides.
+ * as a diagnostic); on PostgreSQL the row lock, on SQLite the database's write lock, decides. The
+ * acceptance run of all 1,000 sets TEST_CONDITIONAL_BUDGET_MS (e.g. 900000) to lift the budget.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -12,8 +13,8 @@ import { startServer, type TestServer } from "../helpers/server.ts";
 import { create } from "../helpers/world.ts";
 
 const TRIALS = 1000;
-/** Budget of the trials: enough for hundreds on an idle machine; never a pass/fail threshold. */
-const BUDGET_MS = 60_000;
+/** Budget of the trials (ms): enough for hundreds on an idle machine; never a pass/fail threshold. */
+const BUDGET_MS = Number(process.env.TEST_CONDITIONAL_BUDGET_MS) || 60_000;
 /** Trials that must fit in the budget even on a loaded machine, for the test to mean something. */
 const MIN_TRIALS = 20;
 
