@@ -15,7 +15,7 @@ const ATOMIC_PARAM = {
   in: "query",
   required: false,
   description:
-    "Extension (not in Nautobot): `false` writes each item on its own, in a transaction of its own (with its own change log entry and webhook), and answers 207 with one result per item; absent or `true`, the write is all or none as in Nautobot.",
+    "Extension (not in Nautobot): `false` writes each item on its own (good items are committed beside failed ones, each with its change log entry and webhook) and answers 207 with one result per item; absent or `true`, the write is all or none as in Nautobot.",
   schema: { type: "boolean", default: true },
 };
 

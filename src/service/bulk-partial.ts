@@ -1,18 +1,29 @@
 /**
  * Non-atomic bulk writes (issue 28, "Per-item results for bulk writes"; an extension, opt-in with
- * `?atomic=false`): each item of a bulk POST/PUT/PATCH/DELETE or upsert is written in a transaction of its
- * own, through the normal write path (`createObject`, `updateObject`, `deleteObjects`, `upsertObjects`:
- * validation, change log, webhook outbox, versions), so it succeeds or fails on its own. The default
- * (all or none, seed "Bulk operations" 4) does not come here.
+ * `?atomic=false`): each item of a bulk POST/PUT/PATCH/DELETE or upsert succeeds or fails on its own,
+ * written through the normal write path (`createMany`/`createObject`, `updateObject`, `deleteObjects`,
+ * `upsertObjects`: validation, change log, webhook outbox, versions). Its result is the one it would get in
+ * a transaction of its own after the items before it; the list is first tried in one transaction, then
+ * without the failed items, and only then one transaction per item (`batchFirst`). The default (all or
+ * none, seed "Bulk operations" 4) does not come here.
  */
 import { normalizeUuid } from "../query/filters.ts";
 import type { Model } from "../registry/index.ts";
 import type { Ctx } from "./context.ts";
 import { AppError, ValidationError } from "./errors.ts";
 import { checkItemVersions, VERSION_KEY } from "./object-versions.ts";
-import { getRow, type ListParams } from "./read.ts";
+import { getRow, type ListParams, plainLookup } from "./read.ts";
 import { unsupported, upsertObjects } from "./upsert.ts";
-import { createObject, deleteObjects, inTransaction, updateObject } from "./write.ts";
+import {
+  createMany,
+  createObject,
+  deleteObjects,
+  inTransaction,
+  type Locked,
+  lockForUpdate,
+  snapshots,
+  updateObject,
+} from "./write.ts";
 
 /** What happened to one item. */
 export type ItemStatus = "created" | "updated" | "deleted" | "unchanged" | "failed";
@@ -59,7 +70,13 @@ export async function writeEach(
     unsupported(model);
   }
   const out: ItemResult[] = [];
+  const done = await batchFirst(ctx, model, kind, items, render, visible);
   for (const [index, item] of items.entries()) {
+    const known = done.get(index);
+    if (known) {
+      out.push(known);
+      continue;
+    }
     try {
       out.push(
         await inTransaction(ctx, async (t) => {
@@ -77,13 +94,137 @@ export async function writeEach(
   return out;
 }
 
-/** Write one item in the caller's transaction. */
+/**
+ * Every item is first tried in one transaction for the whole list (far cheaper than one per item: see the
+ * README): creates and upserts through the all-or-none path (`createMany`, `upsertObjects`, whose items are
+ * checked one after the other, each against the earlier ones, as one-by-one writes are), updates and
+ * deletes item by item (`writeOne`, the rows locked first in id order as the all-or-none bulk does). When no
+ * item fails, it commits and every item is done. When some fail with a client error, it rolls back: those
+ * items are failed with exactly these errors, and the others are written again, in one transaction, without
+ * them. Whatever else goes wrong (a database error, a 403/409 of a create or upsert, a failure in the second
+ * round) leaves the items not yet done to the one-transaction-per-item loop.
+ * @returns the results of the items done, by index (empty when nothing was settled)
+ */
+async function batchFirst(
+  ctx: Ctx,
+  model: Model,
+  kind: PartialKind,
+  items: unknown[],
+  render: Render,
+  visible: Omit<ListParams, "action">,
+): Promise<Map<number, ItemResult>> {
+  const done = new Map<number, ItemResult>();
+  let left = items.map((_, i) => i);
+  for (let round = 0; round < 2 && left.length; round++) {
+    const these = left;
+    try {
+      const written = await inTransaction(ctx, async (t) => {
+        const results = await writeAll(
+          t,
+          model,
+          kind,
+          these.map((i) => items[i]),
+          visible,
+        );
+        const shown = results.filter((r) => r.status !== "deleted");
+        const objects = await render(
+          t,
+          model,
+          shown.map((r) => r.id),
+        );
+        const byId = new Map(shown.map((r, k) => [r, objects[k]]));
+        return results.map((r) => ({ ...r, object: byId.get(r) }));
+      });
+      for (const [k, r] of written.entries()) {
+        const index = these[k]!;
+        done.set(
+          index,
+          r.object ? { index, status: r.status, object: r.object } : { index, status: r.status },
+        );
+      }
+      return done;
+    } catch (e) {
+      if (
+        round > 0 ||
+        !(e instanceof ValidationError) ||
+        !Array.isArray(e.errors) ||
+        e.errors.length !== these.length
+      )
+        return done;
+      const errs = e.errors;
+      left = these.filter((index, k) => {
+        const err = errs[k];
+        const bad = !!err && typeof err === "object" && Object.keys(err).length > 0;
+        if (bad) done.set(index, { index, status: "failed", errors: err });
+        return !bad;
+      });
+    }
+  }
+  return done;
+}
+
+/**
+ * Write all `items` in the caller's transaction.
+ * @throws ValidationError with one entry per item (`{}` for the good ones) when any item failed with a
+ *   client error (for updates and deletes also a 403/409/412, as that item's `errorsOf`)
+ */
+async function writeAll(
+  t: Ctx,
+  model: Model,
+  kind: PartialKind,
+  items: unknown[],
+  visible: Omit<ListParams, "action">,
+): Promise<Array<{ status: ItemStatus; id: string }>> {
+  if (kind === "POST") return (await createMany(t, model, items)).map((id) => ({ status: "created", id }));
+  if (kind === "UPSERT")
+    return (await upsertObjects(t, model, items)).map((o) => ({ status: o.result, id: o.id }));
+  // Locked in id order first, so concurrent bulks cannot deadlock (as the all-or-none bulk update).
+  const ids = items.flatMap((item) => {
+    const raw = item && typeof item === "object" ? (item as { id?: unknown }).id : undefined;
+    const id = typeof raw === "string" ? normalizeUuid(raw) : undefined;
+    return id ? [id] : [];
+  });
+  const locked = await lockForUpdate(t, model, [...new Set(ids)]);
+  // Pre-change snapshots set-wise, as the all-or-none bulk update takes them.
+  const prepared: Prepared = { locked };
+  if (kind !== "DELETE" && locked.size)
+    prepared.taken = await snapshots(
+      t,
+      model,
+      [...locked.keys()],
+      [...locked.values()].map((l) => l.stored),
+    );
+  const out: Array<{ status: ItemStatus; id: string }> = [];
+  const errs: unknown[] = [];
+  let failed = false;
+  for (const item of items) {
+    try {
+      out.push(await writeOne(t, model, kind, item, visible, prepared));
+      errs.push({});
+    } catch (e) {
+      if (!(e instanceof AppError)) throw e;
+      failed = true;
+      errs.push(errorsOf(e));
+    }
+  }
+  if (failed) throw new ValidationError(errs);
+  return out;
+}
+
+/** Rows locked and snapshots taken set-wise for a list's updates (`lockForUpdate`, `snapshots`). */
+interface Prepared {
+  locked: Map<string, Locked>;
+  taken?: Map<string, Record<string, unknown>>;
+}
+
+/** Write one item in the caller's transaction (`prepared`: what a list's caller read set-wise). */
 async function writeOne(
   t: Ctx,
   model: Model,
   kind: PartialKind,
   item: unknown,
   visible: Omit<ListParams, "action">,
+  prepared?: Prepared,
 ): Promise<{ status: ItemStatus; id: string }> {
   if (kind === "POST") return { status: "created", id: await createObject(t, model, item) };
   if (kind === "UPSERT") {
@@ -93,7 +234,9 @@ async function writeOne(
   const { id, raw } = byId(item);
   const action = kind === "DELETE" ? "delete" : "change";
   try {
-    await getRow(t, model, id, { ...visible, action });
+    // A locked row that no constraint or filter hides exists for this user: no second read.
+    const seen = prepared?.locked.has(id) && plainLookup(t, { ...visible, action });
+    if (!seen) await getRow(t, model, id, { ...visible, action });
   } catch (e) {
     if (e instanceof AppError && e.status === 404)
       throw new ValidationError({ id: [`Object with id ${id} does not exist.`] });
@@ -111,7 +254,7 @@ async function writeOne(
     await deleteObjects(t, model, [id]);
     return { status: "deleted", id };
   }
-  await updateObject(t, model, id, data, kind === "PATCH");
+  await updateObject(t, model, id, data, kind === "PATCH", prepared?.taken, prepared?.locked);
   return { status: "updated", id };
 }
 

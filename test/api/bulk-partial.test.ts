@@ -90,6 +90,21 @@ describe("non-atomic bulk writes (?atomic=false)", () => {
     );
   });
 
+  it("an item is judged as if alone after the earlier ones: a failed item's name is free for a later one", async () => {
+    const r = await s.api("/api/dcim/sites/?atomic=false", {
+      method: "POST",
+      body: [site("bp-dep", { status: "bogus" }), site("bp-dep"), site("bp-dep")],
+    });
+    assert.equal(r.status, 207, JSON.stringify(r.body));
+    assert.deepEqual(
+      r.body.map((x: any) => x.status),
+      ["failed", "created", "failed"],
+    );
+    assert.ok(r.body[0].errors.status, JSON.stringify(r.body[0]));
+    assert.ok(r.body[2].errors.name, JSON.stringify(r.body[2]));
+    assert.equal(await count("/api/dcim/sites/?name=bp-dep"), 1);
+  });
+
   it("PATCH: found items are updated, missing ids and invalid items fail on their own", async () => {
     const made = await s.api("/api/dcim/sites/", {
       method: "POST",

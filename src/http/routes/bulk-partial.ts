@@ -1,7 +1,7 @@
 /**
  * The opt-in non-atomic mode of bulk writes (issue 28; an extension, no Nautobot client sends it):
- * `?atomic=false` on a list endpoint's POST/PUT/PATCH/DELETE or on `…/upsert/` writes each item in its own
- * transaction (service/bulk-partial.ts) and answers **207 Multi-Status** with one result per item, in body
+ * `?atomic=false` on a list endpoint's POST/PUT/PATCH/DELETE or on `…/upsert/` writes each item on its own
+ * (service/bulk-partial.ts) and answers **207 Multi-Status** with one result per item, in body
  * order: `{index, status, object}` (`created`/`updated`/`unchanged`), `{index, status: "deleted"}` or
  * `{index, status: "failed", errors}` (the item's entry of the all-or-none 400 body). Without the switch,
  * nothing here runs.
