@@ -253,6 +253,34 @@ describe("non-atomic bulk writes (?atomic=false)", () => {
     assert.equal(await changes(), oc + 1);
   });
 
+  it("a stale _version fails that item with the 412's detail; a current one is updated", async () => {
+    const made = await s.api("/api/dcim/sites/", {
+      method: "POST",
+      body: [site("bp-ver-0"), site("bp-ver-1")],
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const [a, b] = made.body.map((o: any) => o.id);
+    // The ETag is `"<id>:<version>"` (issue 26).
+    const etag = (await s.api(`/api/dcim/sites/${b}/`)).headers.get("etag") ?? "";
+    const current = Number(/:(\d+)"$/.exec(etag)?.[1]);
+    assert.ok(current >= 1, etag);
+    const r = await s.api("/api/dcim/sites/?atomic=false", {
+      method: "PATCH",
+      body: [
+        { id: a, _version: 999, description: "stale" },
+        { id: b, _version: current, description: "fresh" },
+      ],
+    });
+    assert.equal(r.status, 207, JSON.stringify(r.body));
+    assert.deepEqual(
+      r.body.map((x: any) => x.status),
+      ["failed", "updated"],
+    );
+    assert.match(r.body[0].errors.detail, /Precondition failed/);
+    assert.equal(r.body[1].object.description, "fresh");
+    assert.equal((await s.api(`/api/dcim/sites/${a}/`)).body.description, "");
+  });
+
   it("permissions: the model-level right is checked for the request, constraints per item", async () => {
     const u = await s.api("/api/users/users/", {
       method: "POST",
