@@ -10,6 +10,7 @@ import { mkdirSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { expectFlash } from "../helpers/ui.ts";
 import { create } from "../helpers/world.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -64,6 +65,7 @@ describe("components in bulk, IP allocation and import in Chromium", () => {
     // Back on the device's Interfaces tab (issue 25, ui/tabs.ts).
     await page.waitForURL(`${s.url}/dcim/devices/${w.device.id}/interfaces/`);
     assert.match((await page.textContent("main")) ?? "", /Interfaces \(48\)/);
+    await expectFlash(page, "Created 48 interfaces");
     await page.screenshot({ path: `${SHOTS}/u3-device-48-interfaces.png` });
     const list = await s.api(`/api/dcim/interfaces/?device_id=${w.device.id}&limit=100`);
     assert.equal(list.body.count, 48);
@@ -82,6 +84,7 @@ describe("components in bulk, IP allocation and import in Chromium", () => {
     await page.click('button:text-is("Add next available IP")');
     await page.waitForURL(/\/ipam\/ip-addresses\/[0-9a-f-]{36}\/edit\/$/);
     assert.equal(await page.inputValue("#f-address"), "10.20.0.2/24");
+    await expectFlash(page, /^Created IP address 10\.20\.0\.2\/24$/);
     const ipId = page.url().split("/")[5]!;
     const iface = (await s.api(`/api/dcim/interfaces/?device_id=${w.device.id}&name=eth1`)).body.results[0];
     const patched = await s.api(`/api/ipam/ip-addresses/${ipId}/`, {
@@ -93,6 +96,7 @@ describe("components in bulk, IP allocation and import in Chromium", () => {
     await page.click('button:text-is("Make primary")');
     await page.waitForURL(`${s.url}/dcim/devices/${w.device.id}/`);
     assert.match((await page.textContent("main")) ?? "", /10\.20\.0\.2\/24/);
+    await expectFlash(page, `Set 10.20.0.2/24 as primary IP of ${w.device.name}`);
     await page.screenshot({ path: `${SHOTS}/u3-device-primary-ip.png` });
     const dev = await s.api(`/api/dcim/devices/${w.device.id}/`);
     assert.equal(dev.body.primary_ip4?.id, ipId);
@@ -126,6 +130,7 @@ describe("components in bulk, IP allocation and import in Chromium", () => {
     await page.click('button:text-is("Preview")');
     await page.click('button:text-is("Import 100")');
     await page.waitForURL(`${s.url}/dcim/devices/`);
+    await expectFlash(page, "Imported 100 devices.");
     await page.screenshot({ path: `${SHOTS}/u3-import-done.png` });
     assert.equal((await s.api("/api/dcim/devices/?name__isw=fra1-leaf&limit=1")).body.count, 100);
   });

@@ -10,6 +10,7 @@ import { mkdirSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { expectFlash } from "../helpers/ui.ts";
 import { create } from "../helpers/world.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -126,14 +127,17 @@ describe("cabling in Chromium", () => {
     await page.click('form.edit button[type="submit"]');
     await page.waitForURL(/\/dcim\/cables\/[0-9a-f-]{36}\/$/);
     assert.equal(await page.textContent("h1"), "PATCH-1");
+    await expectFlash(page, "Created cable PATCH-1");
 
     await connect(`/dcim/rear-ports/${w.rp1.id}/`, "dcim.rearport", "lon1-pp2", "RP2", "TRUNK-1");
     await page.click('form.edit button[type="submit"]');
     await page.waitForURL(/\/dcim\/cables\/[0-9a-f-]{36}\/$/);
+    await expectFlash(page, "Created cable TRUNK-1");
 
     await connect(`/dcim/front-ports/${w.fp2.id}/`, "dcim.interface", "lon1-sw2", "Ethernet2/7", "PATCH-2");
     await page.click('form.edit button[type="submit"]');
     await page.waitForURL(/\/dcim\/cables\/[0-9a-f-]{36}\/$/);
+    await expectFlash(page, "Created cable PATCH-2");
 
     // The device page shows the peer of Ethernet1/1 and links to its trace.
     await page.goto(`${s.url}/dcim/devices/${w.d1.id}/`);
@@ -186,6 +190,7 @@ describe("cabling in Chromium", () => {
     await page.waitForURL(/\/ipam\/ip-addresses\/[0-9a-f-]{36}\/$/);
     const ip = await s.api("/api/ipam/ip-addresses/?address=203.0.113.9/24");
     assert.equal(ip.body.results[0].assigned_object_id, w.b.id);
+    await expectFlash(page, "Created IP address 203.0.113.9/24");
     assert.match((await page.textContent("main")) ?? "", /Ethernet2\/7/);
   });
 });

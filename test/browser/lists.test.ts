@@ -3,7 +3,8 @@
  * driven by playwright-core. The menu reaches every model the admin may view (a sample clicked through);
  * a view-only user sees no write controls and gets 403 on write URLs; the filtered device list exported as
  * CSV equals the API's data for the same filter; an edit shows a flash message; dark mode follows
- * `prefers-color-scheme` and the header's toggle. Screenshots go to `test-results/` (not committed).
+ * `prefers-color-scheme` and the header's toggle; a create, a delete, a bulk edit and a bulk delete each show
+ * their flash message, and the bulk actions return to the list with the same filters. Screenshots go to `test-results/` (not committed).
  */
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync } from "node:fs";
@@ -12,6 +13,7 @@ import { parse } from "csv-parse/sync";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { registry } from "../../src/registry/index.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { expectFlash } from "../helpers/ui.ts";
 import { create } from "../helpers/world.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -203,6 +205,47 @@ describe("lists, navigation, feedback, export and dark mode in Chromium (issue 2
     await page.screenshot({ path: `${SHOTS}/flash-after-edit.png` });
     await page.reload();
     assert.equal(await page.locator(".flash").count(), 0);
+  });
+
+  it("a create, a delete, a bulk edit and a bulk delete show flash messages; bulk ones keep the filters", async () => {
+    const page = await loggedIn("admin", "admin");
+    await page.goto(`${s.url}/dcim/sites/add/`);
+    await page.fill("#f-name", "LON9");
+    await page.selectOption("#f-status", "active");
+    await page.click('form.edit button[type="submit"]');
+    await page.waitForURL(/\/dcim\/sites\/[0-9a-f-]{36}\/$/);
+    await expectFlash(page, "Created site LON9");
+    await page.click('main a:text-is("Delete")');
+    await page.click('main button:text-is("Delete")');
+    await page.waitForURL(`${s.url}/dcim/sites/`);
+    await expectFlash(page, "Deleted site LON9");
+
+    // The filtered list: the 10 planned devices of AMS1 (issue 25: "return to the list with the same filters").
+    const filtered = `/dcim/devices/?status=planned&site_id=${w.site.id}`;
+    const boxes = page.locator('table.list input[name="pk"]');
+    const pick = async () => {
+      await page.goto(`${s.url}${filtered}`);
+      const ids = [await boxes.nth(0).getAttribute("value"), await boxes.nth(1).getAttribute("value")];
+      await boxes.nth(0).check();
+      await boxes.nth(1).check();
+      return ids as string[];
+    };
+    const edited = await pick();
+    await page.click('button:text-is("Edit selected")');
+    await page.fill("#f-serial", "BULK-EDITED");
+    await page.click('form.edit button[type="submit"]');
+    await page.waitForURL(`${s.url}${filtered}`);
+    await expectFlash(page, "Updated 2 devices");
+    for (const id of edited)
+      assert.equal((await s.api(`/api/dcim/devices/${id}/`)).body.serial, "BULK-EDITED");
+
+    const deleted = await pick();
+    await page.click('button:text-is("Delete selected")');
+    await page.click('main button:text-is("Delete")');
+    await page.waitForURL(`${s.url}${filtered}`);
+    await expectFlash(page, "Deleted 2 devices");
+    for (const id of deleted) assert.equal((await s.api(`/api/dcim/devices/${id}/`)).status, 404);
+    assert.equal(await boxes.count(), 8);
   });
 
   it("dark mode: prefers-color-scheme dark paints dark pages; the toggle is remembered", async () => {

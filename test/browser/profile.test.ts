@@ -9,6 +9,7 @@ import { mkdirSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { expectFlash } from "../helpers/ui.ts";
 import { create } from "../helpers/world.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -58,6 +59,7 @@ describe("profile, GraphiQL and notes in Chromium (issue 25)", () => {
     await page.getByRole("button", { name: "Create token" }).click();
     const key = (await page.locator("#new-key").textContent())?.trim() ?? "";
     assert.match(key, /^[0-9a-f]{40}$/);
+    await expectFlash(page, "Created token");
     await page.screenshot({ path: `${SHOTS}/u4-profile-token.png`, fullPage: true });
     const status = await fetch(`${s.url}/api/status/`, { headers: { authorization: `Token ${key}` } });
     assert.equal(status.status, 200);
@@ -86,15 +88,18 @@ describe("profile, GraphiQL and notes in Chromium (issue 25)", () => {
     await page.getByRole("button", { name: "Add note" }).click();
     const notes = page.locator("#notes");
     await notes.locator("em", { hasText: "draft" }).waitFor();
+    await expectFlash(page, "Created note");
     await notes.getByRole("link", { name: /^Edit note/ }).click();
     await page.getByLabel("Note").fill("final **text**");
     await page.getByRole("button", { name: "Save" }).click();
     await notes.locator("strong", { hasText: "text" }).waitFor();
     assert.equal(await notes.getByText("draft").count(), 0);
+    await expectFlash(page, "Modified note");
     await page.screenshot({ path: `${SHOTS}/u4-note-edited.png`, fullPage: true });
     await notes.getByRole("link", { name: /^Delete note/ }).click();
     await page.getByRole("button", { name: "Delete" }).click();
     await page.locator("#notes h2", { hasText: "Notes (0)" }).waitFor();
+    await expectFlash(page, "Deleted note");
     const api = await s.api(`/api/dcim/sites/${site.id}/notes/`);
     assert.equal(api.body.count, 0);
   });

@@ -10,6 +10,7 @@ import { after, before, describe, it } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { startReceiver } from "../helpers/receiver.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { expectFlash } from "../helpers/ui.ts";
 import { waitUntil } from "../helpers/wait.ts";
 import { create } from "../helpers/world.ts";
 
@@ -67,6 +68,7 @@ describe("webhooks and permissions in Chromium", () => {
     await page.fill("#f-body_template", '{"tenant": "{{ data.name }}", "x": "<script>alert(1)</script>"}');
     await save();
     await page.waitForURL(/\/extras\/webhooks\/[0-9a-f-]{36}\/$/);
+    await expectFlash(page, "Created webhook to receiver");
     const hookUrl = page.url();
     assert.equal(
       (await page.content()).includes("<script>alert(1)</script>"),
@@ -106,6 +108,8 @@ describe("webhooks and permissions in Chromium", () => {
     const rx2 = await startReceiver(port);
     try {
       await page.click("text=Retry now");
+      await page.waitForSelector(".flash.success");
+      await expectFlash(page, /^Delivery queued again/);
       await rx2.waitFor(1);
       await waitUntil(
         async () =>

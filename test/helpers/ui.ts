@@ -1,5 +1,6 @@
 /** A cookie-keeping web client for the UI tests: log in, GET pages, POST forms with the page's CSRF token. */
 import assert from "node:assert/strict";
+import type { Page } from "playwright-core";
 import type { TestServer } from "./server.ts";
 
 export interface WebClient {
@@ -67,4 +68,17 @@ export async function webClient(
     assert.equal(r.status, 302, r.html.slice(0, 500));
   }
   return client;
+}
+
+/**
+ * Asserts the page shows a flash message (issue 25: `.flash` alerts drawn by the layout from
+ * `src/ui/flash.ts`) whose whole text matches `text` (a string must be equal); returns the texts shown.
+ */
+export async function expectFlash(page: Page, text: RegExp | string): Promise<string[]> {
+  const shown = (await page.$$eval(".flash", (els) => els.map((e) => (e.textContent ?? "").trim()))).filter(
+    Boolean,
+  );
+  const hit = shown.some((t) => (typeof text === "string" ? t === text : text.test(t)));
+  assert.ok(hit, `no flash message ${String(text)} on ${page.url()}; shown: ${JSON.stringify(shown)}`);
+  return shown;
 }

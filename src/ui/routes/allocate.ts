@@ -17,6 +17,7 @@ import { getRow } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
 import type { Row } from "../../service/rows.ts";
 import { inTransaction, updateObject } from "../../service/write.ts";
+import { displayOf, flash } from "../flash.ts";
 import { rowFor } from "../guard.ts";
 import type { UiKit } from "../plugin.ts";
 
@@ -112,6 +113,7 @@ export async function allocateRoutes(app: FastifyInstance, { kit }: { kit: UiKit
     if (!mayDo(ctx.grants, ipModel, "add")) throw new PermissionDenied();
     await rowFor(ctx, prefixModel, id, "view");
     const created = await allocate(() => allocateIps(ctx, { status: "active" }, id, read(id)));
+    flash(req, "success", `Created ${ipModel.verbose} ${await displayOf(ctx, ipModel, created)}`);
     return reply.redirect(`/${ipModel.app}/${ipModel.path}/${created}/edit/`, 302);
   });
 
@@ -125,6 +127,7 @@ export async function allocateRoutes(app: FastifyInstance, { kit }: { kit: UiKit
     const created = await allocate(() =>
       allocatePrefixes(ctx, { prefix_length: length, status: "active" }, read(id)),
     );
+    flash(req, "success", `Created ${prefixModel.verbose} ${await displayOf(ctx, prefixModel, created)}`);
     return reply.redirect(`/${prefixModel.app}/${prefixModel.path}/${created}/edit/`, 302);
   });
 
@@ -156,6 +159,11 @@ export async function allocateRoutes(app: FastifyInstance, { kit }: { kit: UiKit
           .join(" "),
       );
     }
+    flash(
+      req,
+      "success",
+      `Set ${String(ip.address)} as primary IP of ${await displayOf(ctx, owner.model, owner.id)}`,
+    );
     return reply.redirect(`/${owner.model.app}/${owner.model.path}/${owner.id}/`, 302);
   });
 }

@@ -17,6 +17,7 @@ import { NotFoundError, PermissionDenied, ValidationError } from "../../service/
 import { expandComponentNames } from "../../service/expand.ts";
 import { mayDo } from "../../service/permissions.ts";
 import { createMany, inTransaction } from "../../service/write.ts";
+import { flash } from "../flash.ts";
 import { bodyFromForm, type Control, controlsFor, extrasFromForm, splitErrors } from "../forms.ts";
 import { rowFor } from "../guard.ts";
 import type { UiKit } from "../plugin.ts";
@@ -189,6 +190,8 @@ export async function componentRoutes(app: FastifyInstance, { kit }: { kit: UiKi
         400,
       );
     }
+    const many = items.length === 1 ? t.model.verbose : (t.model.plural ?? `${t.model.verbose}s`);
+    flash(req, "success", `Created ${items.length} ${many}`);
     // Back to the component's tab of the parent's page (Nautobot's `return_url`), else the page.
     // (A component model is a child tab of a tabbed parent, at its URL path: ui/tabs.ts.)
     const tab = TABBED_DETAIL_PAGES.has(t.parent.key) ? `${t.model.path}/` : "";

@@ -205,6 +205,7 @@ export async function editRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
       await inTransaction(ctx, (t) =>
         createObject(t, noteModel, { note, assigned_object_type: model.key, assigned_object_id: id }),
       );
+    if (note) flash(req, "success", "Created note");
     return reply.redirect(notesPageUrl(model, id), 302);
   });
 

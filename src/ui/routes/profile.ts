@@ -65,6 +65,7 @@ export async function profileRoutes(app: FastifyInstance, { kit }: { kit: UiKit 
         writeEnabled: body.write_enabled === "on" || body.write_enabled === "true",
         expires: expires || undefined,
       });
+      flash(req, "success", "Created token");
       return page(req, reply, { newKey: key }, 201);
     } catch (e) {
       if (!(e instanceof ValidationError)) throw e;
