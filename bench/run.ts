@@ -411,6 +411,14 @@ const scenarios: Scenario[] = [
       rows: tab === "interfaces/" ? 48 : 1,
     }),
   ),
+  // Issue 25: the trace page of the patch-panel path (drawn as SVG), against its API trace above.
+  {
+    name: "UI trace page (patch-panel path, 3 segments)",
+    path: `/dcim/interfaces/${traceOrigin}/trace/`,
+    headers: { cookie: uiCookie, accept: "text/html" },
+    connections: 1,
+    rows: 1,
+  },
   {
     name: "UI interface list of that device (500 rows)",
     path: `/dcim/interfaces/?device_id=${bigDevice}&limit=500`,
