@@ -202,6 +202,17 @@ export function schemaFor(reg: Registry, dialect: Dialect): { tables: TableSpec[
     primaryKey: ["sid"],
   });
   ix("ui_session", ["expires"]);
+  // Per-user web interface preferences (service/ui-preferences.ts; Nautobot keeps them in the user's
+  // `config_data`, which its 1.6 UserSerializer does not expose): one JSON value per user and key.
+  tables.push({
+    name: "ui_preference",
+    columns: [
+      ["user_id", "TEXT NOT NULL"],
+      ["key", "TEXT NOT NULL"],
+      ["value", "TEXT NOT NULL"],
+    ],
+    primaryKey: ["user_id", "key"],
+  });
   // Cable paths (service/cable-paths.ts; Nautobot dcim.CablePath): one row per origin, and its nodes.
   tables.push({
     name: "dcim_cablepath",

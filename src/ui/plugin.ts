@@ -28,6 +28,7 @@ import { assetRoutes } from "./routes/assets.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { browseRoutes } from "./routes/browse.ts";
 import { bulkEditRoutes } from "./routes/bulk-edit.ts";
+import { columnRoutes } from "./routes/columns.ts";
 import { componentRoutes } from "./routes/components.ts";
 import { editRoutes } from "./routes/edit.ts";
 import { exportRoutes } from "./routes/export.ts";
@@ -208,6 +209,7 @@ export async function uiPlugin(
     await ui.register(listRoutes, { kit });
     await ui.register(exportRoutes, { kit });
     await ui.register(prefsRoutes, { kit });
+    await ui.register(columnRoutes, { kit });
     await ui.register(actionRoutes, { kit, webhookSettings: opts.webhookSettings });
     await ui.register(lookupRoutes, { kit });
     await ui.register(traceRoutes, { kit });

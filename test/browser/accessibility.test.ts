@@ -86,6 +86,7 @@ describe("accessibility: axe-core in Chromium (issue 25)", () => {
     ["device page", () => `/dcim/devices/${w.device.id}/`],
     ["device interfaces tab", () => `/dcim/devices/${w.device.id}/interfaces/`],
     ["device edit form", () => `/dcim/devices/${w.device.id}/edit/`],
+    ["list column chooser", () => "/dcim/devices/columns/?return_url=%2Fdcim%2Fdevices%2F"],
     [
       "cable form (Connect)",
       () => `/dcim/cables/add/?termination_a_type=dcim.interface&termination_a_id=${free.id}`,

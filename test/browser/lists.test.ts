@@ -195,6 +195,46 @@ describe("lists, navigation, feedback, export and dark mode in Chromium (issue 2
     );
   });
 
+  it("the column chooser: a user picks and orders columns in the Configure form, resets them; others keep the defaults", async () => {
+    const u = await create(s, "/api/users/users/", { username: "picker", password: "pw-picker-1" });
+    await create(s, "/api/users/permissions/", {
+      name: "view-devices-picker",
+      users: [u.id],
+      object_types: ["dcim.device"],
+      actions: ["view"],
+    });
+    const headers = (page: Page) =>
+      page.$$eval("table.list thead th", (ths) =>
+        ths
+          .map((th) => (th.textContent ?? "").replace(/[▲▼]/g, "").trim())
+          .filter((t) => t && t !== "Select"),
+      );
+    const page = await loggedIn("picker", "pw-picker-1");
+    await page.goto(`${s.url}/dcim/devices/?site_id=${w.site.id}`);
+    const defaults = await headers(page);
+    await page.click("a.button:text-is('Configure')");
+    await page.waitForURL(/\/dcim\/devices\/columns\//);
+    for (const box of await page.$$('input[name="column"]:checked')) await box.uncheck();
+    await page.check("#col-serial");
+    await page.check("#col-status");
+    await page.fill('input[name="order_status"]', "1");
+    await page.fill('input[name="order_serial"]', "2");
+    await page.screenshot({ path: `${SHOTS}/column-chooser.png` });
+    await page.click('button:text-is("Save")');
+    await page.waitForURL(`${s.url}/dcim/devices/?site_id=${w.site.id}`);
+    assert.deepEqual(await headers(page), ["Device", "Status", "Serial"]);
+    assert.equal(await page.textContent(".flash.success"), "Saved columns");
+    assert.equal(await page.locator("table.list tbody tr").count(), 30, "every AMS1 device");
+    // The admin's list keeps Nautobot's defaults.
+    const admin = await loggedIn("admin", "admin");
+    await admin.goto(`${s.url}/dcim/devices/?site_id=${w.site.id}`);
+    assert.deepEqual(await headers(admin), defaults);
+    await page.click("a.button:text-is('Configure')");
+    await page.click('button:text-is("Reset to default")');
+    await page.waitForURL(`${s.url}/dcim/devices/?site_id=${w.site.id}`);
+    assert.deepEqual(await headers(page), defaults);
+  });
+
   it("an edit shows a flash message once", async () => {
     const page = await loggedIn("admin", "admin");
     await page.goto(`${s.url}/dcim/devices/${w.device.id}/edit/`);

@@ -66,6 +66,9 @@ const NOT_OBJECT_ACTIONS = (r: { method: string; url: string }) =>
   r.url === "/:app/:model/" ||
   r.url === "/:app/:model/:id/" ||
   r.url === "/:app/:model/export/" ||
+  // The user's own list columns (issue 25): a per-user preference, not an action on any object; it needs
+  // `view` on the model and is tested per user in test/ui/list-columns.test.ts.
+  r.url === "/:app/:model/columns/" ||
   r.url === "/:app/:model/:id/trace/" || // a read, like the detail page (the path's hops under view permission)
   r.url === "/:app/:model/:id/:tab/" || // a detail page's tab, a read: checked for mallory below
   // Creates, like add/ (issue 25): the created rows are re-checked against the add constraints; the

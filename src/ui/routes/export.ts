@@ -1,7 +1,8 @@
 /**
  * Export of a list page's objects (issue 25; Nautobot's "Export" menu of list views):
  * `GET /<app>/<path>/export/?<the list's filters>` streams every matching object as CSV (header: the API's
- * field names; cells as `service/export.ts` `csvCell` flattens them), read in pages so memory stays
+ * field names; cells as `service/export.ts` `csvCell` flattens them; with `&export=table`, Nautobot's
+ * "Current view": `display` and the user's chosen list columns only), read in pages so memory stays
  * bounded whatever the count; `&template=<export template id>` renders that export template of the model
  * over the objects in the bounded Jinja renderer and serves it with the template's MIME type and file
  * extension. Needs `view` on the model, reads with the user's permissions.
@@ -23,6 +24,7 @@ import {
 } from "../../service/export.ts";
 import { mayDo } from "../../service/permissions.ts";
 import { boundedFilters } from "../../service/read.ts";
+import { userColumns } from "../column-choice.ts";
 import { listQuery } from "../list-query.ts";
 import { browsable } from "../menu.ts";
 import type { UiKit } from "../plugin.ts";
@@ -51,6 +53,12 @@ export async function exportRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
     const { filters, sort } = listQuery(req, model);
     const templateParam = filters.get("template")?.[0];
     filters.delete("template");
+    // `export=table` (Nautobot's "Current view"): the list's title and the user's columns, in their order.
+    const tableView = filters.get("export")?.[0] === "table";
+    filters.delete("export");
+    const viewColumns = tableView
+      ? ["display", ...(await userColumns(kit.store, kit.actor(req).id, model))]
+      : undefined;
     const pages = await (async () =>
       exportPages(ctx, model, boundedFilters(filters), sort ? [sort] : undefined))().catch((e: unknown) => {
       if (e instanceof ValidationError) throw new AppError(400, validationText(e));
@@ -84,12 +92,12 @@ export async function exportRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
       let header: string[] | undefined;
       for await (const page of pages) {
         if (!header) {
-          header = csvHeader(model!, page[0]);
+          header = viewColumns ?? csvHeader(model!, page[0]);
           yield stringify([header]);
         }
         yield stringify(page.map((o) => header!.map((k) => csvCell(o[k]))));
       }
-      if (!header) yield stringify([csvHeader(model!)]);
+      if (!header) yield stringify([viewColumns ?? csvHeader(model!)]);
     }
     return reply
       .header("Content-Type", "text/csv; charset=utf-8")

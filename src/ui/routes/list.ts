@@ -1,7 +1,8 @@
 /**
  * List pages of every model (`/<app>/<path>/`, issue 10, issue 25): Nautobot's default columns (declared in
  * `registry/presentation.ts`), the API's filters and `q` from the query string, a filter form (status and
- * role first) that shows every active filter of the URL as a removable chip, sortable columns showing
+ * role first) that shows every active filter of the URL as a removable chip, the user's own columns
+ * ("Configure", routes/columns.ts), sortable columns showing
  * their direction, page size and pagination, bulk edit/delete and export controls by permission.
  * Reads go through the service layer with the user's permissions.
  */
@@ -11,7 +12,8 @@ import { NotFoundError, PermissionDenied, ValidationError } from "../../service/
 import { mayDo } from "../../service/permissions.ts";
 import { boundedFilters, listRows } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
-import { defaultColumns, objectTitle, shownValue } from "../columns.ts";
+import { userColumns } from "../column-choice.ts";
+import { objectTitle, shownValue } from "../columns.ts";
 import { type FilterControl, filterControls } from "../filters.ts";
 import { esc, valueHtml } from "../format.ts";
 import { listQuery, PAGING_PARAMS, sortable } from "../list-query.ts";
@@ -90,7 +92,8 @@ export async function listRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
         .map(([k, v]) => `${k}: ${[v].flat().join(" ")}`)
         .join("; ");
     }
-    const cols = defaultColumns(model);
+    // The user's chosen columns in their order (ui/column-choice.ts), else Nautobot's defaults.
+    const cols = await userColumns(kit.store, kit.actor(req).id, model);
     // The columns only (issue 25): what a full representation adds besides them (paths, counts, tags,
     // other relations) is not loaded for a list.
     const objs = await represent(ctx, model, result.rows, "full", {
@@ -132,6 +135,8 @@ export async function listRoutes(app: FastifyInstance, { kit }: { kit: UiKit }):
         pairs(all).filter(([k]) => k === "limit" || k === "sort"),
       ),
       exportUrl: listUrl(model, exportQuery, "export/"),
+      tableExportUrl: listUrl(model, [...exportQuery, ["export", "table"]], "export/"),
+      configureUrl: listUrl(model, [["return_url", req.url]], "columns/"),
       exportTemplates: templates.map((t) => ({
         name: t.name,
         url: listUrl(model, [...exportQuery, ["template", t.id]], "export/"),
