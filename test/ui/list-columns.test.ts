@@ -125,6 +125,24 @@ describe("list columns chosen per user, stored server-side (issue 25)", () => {
     assert.deepEqual(headersOf((await alice.get("/dcim/devices/")).html), defaults);
   });
 
+  it("stored names the model no longer has are ignored; nothing left means the defaults", async () => {
+    const users = await s.api("/api/users/users/?username=bob");
+    const bobId = String(users.body.results[0].id);
+    const put = (value: unknown) =>
+      s.store.db
+        .insertInto("ui_preference")
+        .values({ user_id: bobId, key: "tables.dcim.device.columns", value: JSON.stringify(value) })
+        .onConflict((oc) => oc.columns(["user_id", "key"]).doUpdateSet({ value: JSON.stringify(value) }))
+        .execute();
+    await put(["removed_field", "asset_tag", 7, "serial", "asset_tag"]);
+    assert.deepEqual(headersOf((await bob.get("/dcim/devices/")).html), ["Device", "Asset Tag", "Serial"]);
+    await put(["removed_field"]);
+    assert.deepEqual(headersOf((await bob.get("/dcim/devices/")).html), defaults);
+    await put({ not: "a list" });
+    assert.deepEqual(headersOf((await bob.get("/dcim/devices/")).html), defaults);
+    await s.store.db.deleteFrom("ui_preference").where("user_id", "=", bobId).execute();
+  });
+
   it("bad input is a 400 naming the field; foreign return URLs are not followed; CSRF and view are required", async () => {
     const unknown = await alice.post("/dcim/devices/columns/", { column: ["serial", "no_such_column"] });
     assert.equal(unknown.status, 400);
