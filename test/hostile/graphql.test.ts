@@ -10,6 +10,7 @@ import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createToken } from "../../src/service/accounts.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { waitUntil } from "../helpers/wait.ts";
 import { create } from "../helpers/world.ts";
 
 /** The runtime object cap of this file's server (small, so that a few rows pass it). */
@@ -23,8 +24,15 @@ describe("GraphQL budgets", () => {
   const gql = (query: string, token?: string) =>
     s.api("/api/graphql/", { method: "POST", body: { query }, ...(token ? { token } : {}) });
 
-  /** `work` with /health polled meanwhile: its result, its wall time and the slowest /health answer. */
+  /**
+   * `work` with /health polled meanwhile: its result, its wall time, the slowest /health answer, and the
+   * polls of the suite's latency guard (helpers/health-guard.ts) that found the event loop held on the CPU
+   * during it. A slow answer while the loop merely waited for a core is not a held loop: a fixed or
+   * baseline-relative bound on `worstHealth` failed beside stress-ng at load 14 (240 ms against 200; issue 24).
+   */
   const withHealth = async <T>(work: () => Promise<T>) => {
+    assert.ok(s.health, "the hostile suite's health guard is on");
+    const slowBefore = s.health.slow.length;
     const times: number[] = [];
     let done = false;
     const poll = (async () => {
@@ -43,25 +51,19 @@ describe("GraphQL budgets", () => {
     });
     const ms = performance.now() - t0;
     await poll;
-    return { result, ms, worstHealth: Math.max(...times) };
+    // One more guard poll, so that the window's last one is judged.
+    const polls = s.health.polls;
+    await waitUntil(async () => s.health!.polls > polls);
+    return { result, ms, worstHealth: Math.max(...times), held: s.health.slow.slice(slowBefore) };
   };
 
   /**
-   * The bound of a quick answer: 2 s, or 20 × what a small query takes on this (shared, busy) machine now
-   * when that is more (issue 24: deadlines detect hangs, not speed).
+   * A bound on a request's time (ms) on this (shared, busy) machine: 20 times a cheap query's, at least 2 s.
    */
   const quickLimit = async () => {
     const t0 = performance.now();
     assert.equal((await gql("{ sites { name } }")).status, 200);
     return Math.max(2000, 20 * (performance.now() - t0));
-  };
-
-  /** What /health takes on this (shared, busy) machine without hostile work: the limit's baseline. */
-  const healthLimit = async () => {
-    // The schema is built by the first query (once per set of custom fields): not what is measured here.
-    assert.equal((await gql("{ sites { name } }")).status, 200);
-    const { worstHealth } = await withHealth(() => sleep(200));
-    return Math.max(200, 5 * worstHealth);
   };
 
   before(async () => {
@@ -110,11 +112,12 @@ describe("GraphQL budgets", () => {
   });
 
   it("rejects a fanning-out query before execution, quickly, and keeps normal queries allowed", async () => {
-    const limit = await healthLimit();
+    // The schema is built by the first query (once per set of custom fields): not what is measured here.
+    assert.equal((await gql("{ sites { name } }")).status, 200);
     const quick = await quickLimit();
     const fanOut =
       "{ devices { interfaces { name device { interfaces { name device { interfaces { name device { name } } } } } } } }";
-    const { result, ms, worstHealth } = await withHealth(() =>
+    const { result, ms, worstHealth, held } = await withHealth(() =>
       Promise.all(Array.from({ length: 4 }, () => gql(fanOut))),
     );
     for (const r of result) {
@@ -124,7 +127,7 @@ describe("GraphQL budgets", () => {
       assert.equal(r.headers.get("x-sql-queries"), null, "no SQL ran for the query");
     }
     assert.ok(ms < quick, `4 rejections took ${ms} ms (bound ${quick} ms)`);
-    assert.ok(worstHealth < limit, `/health took up to ${worstHealth} ms (limit ${limit} ms)`);
+    assert.deepEqual(held, [], `event loop held (slowest /health ${worstHealth} ms)`);
     // A limit argument is what the estimate multiplies by: the same shape with small pages passes.
     const paged = await gql(
       "{ devices(limit: 1) { interfaces(limit: 1) { name device { interfaces(limit: 1) { name } } } } }",
@@ -144,12 +147,13 @@ describe("GraphQL budgets", () => {
   });
 
   it("rejects a fragment bomb before execution, quickly, counting __typename, with fragment cycles refused", async () => {
-    const limit = await healthLimit();
+    // The schema is built by the first query (once per set of custom fields): not what is measured here.
+    assert.equal((await gql("{ sites { name } }")).status, 200);
     const quick = await quickLimit();
     const levels = 22;
     let doc = "query { devices { ...F" + levels + " } }\nfragment F0 on DeviceType { __typename }\n";
     for (let i = 1; i <= levels; i++) doc += `fragment F${i} on DeviceType { ...F${i - 1} ...F${i - 1} }\n`;
-    const { result, ms, worstHealth } = await withHealth(() => gql(doc));
+    const { result, ms, worstHealth, held } = await withHealth(() => gql(doc));
     assert.equal(result.status, 400, JSON.stringify(result.body).slice(0, 300));
     assert.equal(result.body.data, undefined);
     assert.match(
@@ -157,7 +161,7 @@ describe("GraphQL budgets", () => {
       /selects 4,194,305 fields \(fragments expanded\); the limit is 500/,
     );
     assert.ok(ms < quick, `the rejection took ${ms} ms (bound ${quick} ms)`);
-    assert.ok(worstHealth < limit, `/health took up to ${worstHealth} ms (limit ${limit} ms)`);
+    assert.deepEqual(held, [], `event loop held (slowest /health ${worstHealth} ms)`);
     // Many levels deeper (2^200 fields) is just as quick.
     let deeper = "query { devices { ...G200 } }\nfragment G0 on DeviceType { __typename }\n";
     for (let i = 1; i <= 200; i++) deeper += `fragment G${i} on DeviceType { ...G${i - 1} ...G${i - 1} }\n`;
