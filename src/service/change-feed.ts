@@ -204,7 +204,9 @@ export async function readFeed(ctx: Ctx, q: FeedQuery, format: FeedFormat): Prom
     if (page) {
       // The page document around the entries; the next position is spliced into the next URL's JSON text.
       const text = (s: string) => sql`CAST(${s} AS TEXT)`;
-      const next = sql`coalesce(max(p.s), ${q.after})`;
+      // An integer, also when bound: node:sqlite binds a JS number as a REAL, which concat() writes as
+      // "21877310.0" (schemathesis: an empty page after a large position gave that `last_seq`).
+      const next = sql`coalesce(max(p.s), CAST(${q.after} AS INTEGER))`;
       body = sql`concat(${text(`{"next":${urlHead}`)}, ${next}, ${text(`${urlTail},"last_seq":`)}, ${next},
         ${sql.lit(',"count":')}, count(*), ${sql.lit(',"results":[')}, ${joined}, ${sql.lit("]}")})`;
     }
