@@ -6,9 +6,8 @@
  * acceptance run of all 1,000 sets TEST_CONDITIONAL_BUDGET_MS (e.g. 900000) to lift the budget.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { after, before, describe, it } from "node:test";
-import { freePort, waitForOutput } from "../helpers/process.ts";
+import { type ApiProcesses, startApiProcesses } from "../helpers/process.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 import { create } from "../helpers/world.ts";
 
@@ -20,29 +19,14 @@ const MIN_TRIALS = 20;
 
 describe("If-Match across two API processes", () => {
   let s: TestServer;
-  const children: ChildProcess[] = [];
-  const ports: number[] = [];
+  let api: ApiProcesses;
 
   before(async () => {
     s = await startServer();
-    for (let i = 0; i < 2; i++) {
-      const port = await freePort();
-      const c = spawn(
-        process.execPath,
-        ["src/main.ts", "serve", "--port", String(port), "--no-worker", "--database", s.databaseUrl],
-        { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, INVENTORY_LOG_LEVEL: "warn" } },
-      );
-      c.stderr!.resume();
-      children.push(c);
-      await waitForOutput(c, "inventory listening");
-      ports.push(port);
-    }
+    api = await startApiProcesses(s.databaseUrl, 2);
   });
   after(async () => {
-    for (const c of children) if (c.exitCode === null) c.kill("SIGTERM");
-    await Promise.all(
-      children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : undefined)),
-    );
+    await api?.stop();
     await s.close();
   });
 
@@ -74,7 +58,7 @@ describe("If-Match across two API processes", () => {
       status: "active",
     });
     const path = `/api/dcim/devices/${dev.id}/`;
-    const [a, b] = ports as [number, number];
+    const [a, b] = api.ports as [number, number];
     const started = Date.now();
     let trials = 0;
     let winnerA = 0;

@@ -7,9 +7,8 @@
  * matching; SQLite's write transactions are serialised from their BEGIN IMMEDIATE.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { after, before, describe, it } from "node:test";
-import { freePort, waitForOutput } from "../helpers/process.ts";
+import { type ApiProcesses, startApiProcesses } from "../helpers/process.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
 const ROUNDS = 20;
@@ -18,29 +17,14 @@ const RACERS = 4;
 
 describe("concurrent upserts of one new natural key across two API processes", () => {
   let s: TestServer;
-  const children: ChildProcess[] = [];
-  const ports: number[] = [];
+  let api: ApiProcesses;
 
   before(async () => {
     s = await startServer();
-    for (let i = 0; i < 2; i++) {
-      const port = await freePort();
-      const c = spawn(
-        process.execPath,
-        ["src/main.ts", "serve", "--port", String(port), "--no-worker", "--database", s.databaseUrl],
-        { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, INVENTORY_LOG_LEVEL: "warn" } },
-      );
-      c.stderr!.resume();
-      children.push(c);
-      await waitForOutput(c, "inventory listening");
-      ports.push(port);
-    }
+    api = await startApiProcesses(s.databaseUrl, 2);
   });
   after(async () => {
-    for (const c of children) if (c.exitCode === null) c.kill("SIGTERM");
-    await Promise.all(
-      children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : undefined)),
-    );
+    await api?.stop();
     await s.close();
   });
 
@@ -61,7 +45,7 @@ describe("concurrent upserts of one new natural key across two API processes", (
   /** Race RACERS upserts of `body`; assert one created, the rest unchanged, all the same object. */
   const race = async (round: number, path: string, body: unknown) => {
     const answers = await Promise.all(
-      Array.from({ length: RACERS }, (_, i) => upsert(ports[i % 2]!, path, body)),
+      Array.from({ length: RACERS }, (_, i) => upsert(api.ports[i % 2]!, path, body)),
     );
     for (const a of answers) assert.equal(a.status, 200, `round ${round} ${path}: ${JSON.stringify(a.body)}`);
     const results = answers.map((a) => a.body[0].result as string).sort();

@@ -1,5 +1,8 @@
-/** Test helper: child processes: a free port for one, and waiting until one prints what shows it is ready. */
-import type { ChildProcess } from "node:child_process";
+/**
+ * Test helper: child processes: a free port for one, waiting until one prints what shows it is ready, and
+ * extra API processes on a test server's database.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
 import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
 
@@ -43,4 +46,44 @@ export function waitForOutput(child: ChildProcess, text: string, ms = PROCESS_ST
       }
     });
   });
+}
+
+/** Extra API processes serving one database (`startApiProcesses`): their ports, and a stop for all. */
+export interface ApiProcesses {
+  ports: number[];
+  /** SIGTERM to each process still running, resolved when all have exited. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Start `n` `inventory serve --no-worker` processes on `databaseUrl`, each on a free port, one after the
+ * other, each waited for until it listens (PROCESS_START_MS, a hang bound). Logs warnings only.
+ */
+export async function startApiProcesses(databaseUrl: string, n: number): Promise<ApiProcesses> {
+  const children: ChildProcess[] = [];
+  const ports: number[] = [];
+  const stop = async () => {
+    for (const c of children) if (c.exitCode === null) c.kill("SIGTERM");
+    await Promise.all(
+      children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : undefined)),
+    );
+  };
+  try {
+    for (let i = 0; i < n; i++) {
+      const port = await freePort();
+      const c = spawn(
+        process.execPath,
+        ["src/main.ts", "serve", "--port", String(port), "--no-worker", "--database", databaseUrl],
+        { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, INVENTORY_LOG_LEVEL: "warn" } },
+      );
+      c.stderr!.resume();
+      children.push(c);
+      await waitForOutput(c, "inventory listening");
+      ports.push(port);
+    }
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { ports, stop };
 }
