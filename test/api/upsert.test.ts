@@ -5,21 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { KyselyPlugin } from "kysely";
 import { createToken } from "../../src/service/accounts.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
-
-/** A Kysely plugin counting the SQL statements run through it (as test/ui/device-tabs.test.ts does). */
-class Counter implements KyselyPlugin {
-  n = 0;
-  transformQuery(args: Parameters<KyselyPlugin["transformQuery"]>[0]) {
-    return args.node;
-  }
-  async transformResult(args: Parameters<KyselyPlugin["transformResult"]>[0]) {
-    this.n++;
-    return args.result;
-  }
-}
+import { SqlCounter } from "../helpers/sql-counter.ts";
 
 describe("upsert by natural key", () => {
   let s: TestServer;
@@ -348,7 +336,7 @@ describe("upsert by natural key", () => {
       assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 500));
       assert.ok(r.body.every((x: any) => x.result === "created"));
     }
-    const counter = new Counter();
+    const counter = new SqlCounter();
     const plain = s.store.db;
     s.store.db = plain.withPlugin(counter);
     try {

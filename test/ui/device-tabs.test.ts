@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { KyselyPlugin } from "kysely";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { SqlCounter } from "../helpers/sql-counter.ts";
 import { webClient } from "../helpers/ui.ts";
 import { create } from "../helpers/world.ts";
 
@@ -36,18 +36,6 @@ const rowsOf = (html: string) =>
       /<section class="card" id="tab-table">[\s\S]*?<tbody>([\s\S]*?)<\/tbody>/.exec(html)?.[1] ?? ""
     ).matchAll(/<tr>([\s\S]*?)<\/tr>/g),
   ].map((m) => m[1]!);
-
-/** A Kysely plugin counting the SQL statements run through it (as the GraphQL endpoint's X-SQL-Queries). */
-class Counter implements KyselyPlugin {
-  n = 0;
-  transformQuery(args: Parameters<KyselyPlugin["transformQuery"]>[0]) {
-    return args.node;
-  }
-  async transformResult(args: Parameters<KyselyPlugin["transformResult"]>[0]) {
-    this.n++;
-    return args.result;
-  }
-}
 
 describe("web interface: detail-page tabs and add components", () => {
   let s: TestServer;
@@ -346,7 +334,7 @@ describe("web interface: detail-page tabs and add components", () => {
       assigned_object_id: made.body[0].id,
     });
     const web = await webClient(s);
-    const counter = new Counter();
+    const counter = new SqlCounter();
     const plain = s.store.db;
     s.store.db = plain.withPlugin(counter);
     try {
