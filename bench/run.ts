@@ -63,8 +63,10 @@ if (args.replica) {
   sqliteFile = join(tmpdir(), `inventory-bench-${Date.now()}.sqlite3`);
   dbUrl = `sqlite:${sqliteFile}`;
 } else if (dbUrl.startsWith("postgres")) {
-  const schema = `bench_${randomBytes(4).toString("hex")}`;
-  dbUrl = `${dbUrl}${dbUrl.includes("?") ? "&" : "?"}schema=${schema}`;
+  // A fresh schema per run, replacing any schema the given URL names (it is dropped at the end).
+  const url = new URL(dbUrl);
+  url.searchParams.set("schema", `bench_${randomBytes(4).toString("hex")}`);
+  dbUrl = url.toString();
 }
 const engine = dbUrl.startsWith("sqlite") ? "sqlite" : "postgres";
 log(`# benchmark on ${engine} (${dbUrl})`);
@@ -766,7 +768,9 @@ if (sqliteFile) for (const s of ["", "-wal", "-shm"]) rmSync(`${sqliteFile}${s}`
 if (pair) pair.stop();
 else if (engine === "postgres") {
   const schema = new URL(dbUrl).searchParams.get("schema");
-  const admin = await openStore(dbUrl.replace(/[?&]schema=[^&]*/, ""));
+  const adminUrl = new URL(dbUrl);
+  adminUrl.searchParams.delete("schema");
+  const admin = await openStore(adminUrl.toString());
   await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(admin.db);
   await admin.close();
 }
