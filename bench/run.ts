@@ -772,6 +772,7 @@ else if (engine === "postgres") {
   adminUrl.searchParams.delete("schema");
   const admin = await openStore(adminUrl.toString());
   await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(admin.db);
+        await sql.raw(`DROP SCHEMA IF EXISTS "${schema}_asof" CASCADE`).execute(admin.db);
   await admin.close();
 }
 process.exit(0);

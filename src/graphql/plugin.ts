@@ -181,7 +181,7 @@ function errorJson(e: unknown): Record<string, unknown> {
 export async function graphqlPlugin(app: FastifyInstance, opts: GraphqlOptions): Promise<void> {
   // GraphQL reaches every model (notes, saved queries, …): a login even with anonymous reads, as Nautobot's
   // view needs IsAuthenticated (issue 23). The http layer's request hook reads this route option.
-  const config = { loginRequired: true };
+  const config = { loginRequired: true, asOf: true };
   app.post("/api/graphql/", { config }, async (req, reply) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     return run(req, reply, opts, body.query, body.variables, body.operationName);

@@ -17,6 +17,7 @@ import { type Grants, loadGrants } from "../service/permissions.ts";
 import { actorFromSessionCookie } from "../service/sessions.ts";
 import type { Store } from "../store/db.ts";
 import { markWrite, writeMark } from "../store/replica.ts";
+import { asOfRequest } from "./as-of.ts";
 import { type Auth, authenticate, clearTokenCache } from "./auth.ts";
 import { registerRequestDeadline } from "./deadline.ts";
 import { mapError } from "./errors.ts";
@@ -50,6 +51,8 @@ declare module "fastify" {
   interface FastifyContextConfig {
     /** The route needs a login even with anonymous reads enabled (GraphQL, `/api/status/`; issue 23). */
     loginRequired?: boolean;
+    /** The route reads history at `as_of`/`as_of_seq` (http/as-of.ts; issue 27). */
+    asOf?: boolean;
   }
   interface FastifyRequest {
     auth: Auth;
@@ -68,6 +71,8 @@ declare module "fastify" {
     tokensDeferred: boolean | undefined;
     /** The replica's database when this read goes there (`--database-replica`). */
     readDb: Kysely<any> | undefined;
+    /** The point of history this read reflects (`as_of`/`as_of_seq`, http/as-of.ts). */
+    asOfSeq: number | undefined;
   }
 }
 
@@ -224,7 +229,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // replica they go there, unless it has not yet replayed this user's last write (read-your-writes).
     // Writes take only the definitions token (their data is read inside their transaction); where reading it
     // costs a round trip they assume the one this process last read, which their transaction checks.
-    if (
+    if (await asOfRequest(req, reply, { store, reg, settings })) {
+      // A read at a point of history: its own handle, nothing shared with live reads.
+    } else if (
       (req.method === "GET" || req.method === "HEAD") &&
       store.rowWithTokens &&
       !store.replica &&

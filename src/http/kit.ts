@@ -69,6 +69,8 @@ export interface HttpKit {
   baseUrl(req: FastifyRequest): string;
   /** A service context for the request (cross-request read cache on GET/HEAD). */
   ctxFor(req: FastifyRequest): Ctx;
+  /** A context reading the request's data at a point of history (issue 27), nothing shared. */
+  ctxAt(req: FastifyRequest, point: number): Ctx;
   /** The registry as the request's API version shapes the models (`registryAt`). */
   regFor(req: FastifyRequest): Registry;
   /** A service context outside any request (no user, no permission restriction): start-up work. */
@@ -157,7 +159,9 @@ export function makeKit(store: Store, reg: Registry, config: Config, settings: S
       settings,
       baseUrl: baseUrl(req),
       actor: req.auth.actor,
-      cached: req.method === "GET" || req.method === "HEAD" || req.dataToken !== undefined,
+      cached:
+        req.asOfSeq === undefined &&
+        (req.method === "GET" || req.method === "HEAD" || req.dataToken !== undefined),
       token: req.dataToken,
       definitionsToken: req.definitionsToken,
       assumedDefinitions: req.assumedDefinitions,
@@ -165,6 +169,19 @@ export function makeKit(store: Store, reg: Registry, config: Config, settings: S
       grants: req.grants,
       restApi: true,
     });
+  const ctxAt = (req: FastifyRequest, point: number) => {
+    if (!store.asOf) throw new Error("no history reads on this store");
+    return makeCtx({
+      store,
+      reg: regFor(req),
+      settings,
+      baseUrl: baseUrl(req),
+      actor: req.auth.actor,
+      db: store.asOf.at(point),
+      grants: req.grants,
+      restApi: true,
+    });
+  };
   return {
     store,
     reg,
@@ -172,6 +189,7 @@ export function makeKit(store: Store, reg: Registry, config: Config, settings: S
     settings,
     baseUrl,
     ctxFor,
+    ctxAt,
     regFor,
     systemCtx: () => makeCtx({ store, reg, settings }),
     async rowFor(req, model, id, p) {

@@ -47,7 +47,17 @@ export interface Filter {
 }
 
 /** Parameters that are never filters (nautobot-api-core.md §9.1). */
-export const RESERVED_PARAMS = new Set(["limit", "offset", "brief", "format", "include", "api_version"]);
+export const RESERVED_PARAMS = new Set([
+  "limit",
+  "offset",
+  "brief",
+  "format",
+  "include",
+  "api_version",
+  // A point of history (issue 27, http/as-of.ts).
+  "as_of",
+  "as_of_seq",
+]);
 
 const TRUE = new Set(["true", "True", "1"]);
 const FALSE = new Set(["false", "False", "0"]);

@@ -29,10 +29,17 @@ export const FEED_MAX_LIMIT = 1000;
 
 /**
  * Number the ObjectChange rows `ids` (written by this transaction, in that order) at its commit.
- * Called by `flushChanges` as the transaction's last statement before COMMIT.
+ * Called by `flushChanges` as the transaction's last statement before COMMIT. With `always`, the transaction
+ * gets a number even without changes (it wrote history only). Resolves to the SQL expression of the
+ * transaction's commit number (`Dialect.stampCommitOrder`).
  */
-export async function stampChanges(ctx: Ctx, ids: readonly string[]): Promise<void> {
-  await ctx.store.dialect.stampCommitOrder(ctx.db, {
+export async function stampChanges(
+  ctx: Ctx,
+  ids: readonly string[],
+  always = false,
+): Promise<string | undefined> {
+  return ctx.store.dialect.stampCommitOrder(ctx.db, {
+    always,
     table: ctx.reg.get("extras.objectchange").table,
     column: "seq",
     ids,

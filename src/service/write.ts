@@ -39,6 +39,7 @@ import {
   ValidationError,
 } from "./errors.ts";
 import { guardAccountDelete, guardAccountWrite } from "./escalation.ts";
+import { hasVersions, recordVersions } from "./history.ts";
 import { type NoteSaves, runDeleteHook, runHook } from "./hooks.ts";
 import { naturalKey, parseWrite } from "./input.ts";
 import { nextVersion } from "./object-versions.ts";
@@ -738,9 +739,12 @@ export async function flushChanges(ctx: Ctx): Promise<void> {
   await ctx.store.dialect.queueInserts(ctx.db, oc.table, rows);
   const queued = await enqueueDeliveries(ctx, logged, time);
   if (queued) ctx.memo.set(QUEUED_KEY, ((ctx.memo.get(QUEUED_KEY) as number) ?? 0) + queued);
-  // Last: the change sequence is taken at commit (issue 26, service/change-feed.ts).
+  // Last: the change sequence is taken at commit (issue 26, service/change-feed.ts), then the versions are
+  // copied under the transaction's commit number (issue 27, service/history.ts).
   const ids = rows.map((r) => String(r.id));
-  await stampChanges(ctx, ids);
+  const versions = hasVersions(list);
+  const seq = await stampChanges(ctx, ids, versions);
+  if (seq !== undefined && versions) await recordVersions(ctx, list, seq, time);
 }
 
 /**

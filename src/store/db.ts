@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import { CompiledQuery, Kysely, PostgresDialect, type Transaction } from "kysely";
 import pg from "pg";
 import { registry } from "../registry/index.ts";
+import { type AsOfReader, pgAsOfReader, sqliteAsOfReader } from "./as-of.ts";
 import { type Dialect, postgresDialect, quoteId, sqliteDialect } from "./dialect.ts";
 import { namedQueries, wrapPgClient } from "./pg-connection.ts";
 import type { Replica } from "./replica.ts";
@@ -96,6 +97,11 @@ export interface Store {
   assumeDefinitions: boolean;
   /** The streaming replica reads may go to (`--database-replica`), when one is configured. */
   replica?: Replica;
+  /**
+   * Read handles at points of history (issue 27, store/as-of.ts); undefined for an in-memory SQLite
+   * database, which no second connection can open.
+   */
+  asOf?: AsOfReader;
   /** Connections of the PostgreSQL pool (open, idle, requests waiting); undefined on SQLite. */
   poolStats(): { total: number; idle: number; waiting: number } | undefined;
   /** Record a commit made through this store (bumps the data token). */
@@ -157,11 +163,16 @@ export async function openStore(url: string): Promise<Store> {
         return undefined;
       }
     };
+    const asOf = path === ":memory:" ? undefined : sqliteAsOfReader(path);
     return {
       db,
       dialect: sqliteDialect,
       url,
-      close: () => db.destroy(),
+      ...(asOf ? { asOf } : {}),
+      close: async () => {
+        await asOf?.close();
+        await db.destroy();
+      },
       dataToken,
       poolStats: () => undefined,
       freshTokens: async () => ({ data: dataToken(), definitions: definitionsToken() }),
@@ -238,11 +249,18 @@ export async function openStore(url: string): Promise<Store> {
       named(TOKENS_SQL, [DEFINITIONS_KEY])
         .then((r) => tokensOf("pg", r.rows[0]))
         .catch(() => ({ data: undefined, definitions: undefined }));
+    const asOf = pgAsOfReader(config, async () =>
+      schema ? schema : String((await pool.query("SELECT current_schema() AS s")).rows[0].s),
+    );
     return {
       db,
       dialect: postgresDialect,
       url,
-      close: () => db.destroy(),
+      asOf,
+      close: async () => {
+        await asOf.close();
+        await db.destroy();
+      },
       dataToken: () => undefined,
       poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
       assumeDefinitions: true,

@@ -259,6 +259,9 @@ export interface Dialect {
    * `NOTIFY channel`, which go out with the transaction's next statement (its COMMIT): the lock is held from
    * that statement to the end of the commit, without a round trip in between. SQLite, whose writers are
    * serialised, takes the values from its counter row and updates at once. `ids` must be UUID texts.
+   * Resolves to an SQL expression of the transaction's commit number (its highest value; with `always`
+   * and no `ids`, one number of its own) that later statements of the transaction may use (PostgreSQL: a
+   * transaction-local setting, SQLite: the number written in), or undefined when nothing was numbered.
    */
   stampCommitOrder(
     db: Kysely<any> | Transaction<any>,
@@ -269,8 +272,10 @@ export interface Dialect {
       sequence: string;
       lock: string;
       channel: string;
+      /** Take a number for the transaction even when `ids` is empty (it wrote history, issue 27). */
+      always?: boolean;
     },
-  ): Promise<void>;
+  ): Promise<string | undefined>;
 }
 
 /** `ids` as a checked SQL list of UUID literals (they are written into statement text). */
@@ -362,8 +367,8 @@ export const sqliteDialect: Dialect = {
     const r = await this.claim(db, keys, want, taken); // writers are serialised: nothing to send ahead
     return () => Promise.resolve(r);
   },
-  async stampCommitOrder(db, { table, column, ids, sequence }) {
-    if (!ids.length) return;
+  async stampCommitOrder(db, { table, column, ids, sequence, always }) {
+    if (!ids.length) return always ? String((await this.nextValues(db, sequence, 1))[0]) : undefined;
     const [first] = await this.nextValues(db, sequence, ids.length);
     const list = uuidLiterals(ids);
     for (let i = 0; i < list.length; i += 500) {
@@ -376,6 +381,7 @@ export const sqliteDialect: Dialect = {
         ),
       );
     }
+    return String(first! + ids.length - 1);
   },
 };
 
@@ -481,21 +487,25 @@ export const postgresDialect: Dialect = {
     const r = await db.executeQuery<{ c: string; t: string }>(recheck);
     return result(r.rows[0]!);
   },
-  async stampCommitOrder(db, { table, column, ids, sequence, lock, channel }) {
-    if (!ids.length) return;
+  async stampCommitOrder(db, { table, column, ids, sequence, lock, channel, always }) {
+    if (!ids.length && !always) return undefined;
     const n = ids.length;
     const values = uuidLiterals(ids)
       .map((l, i) => `(${l}, ${i + 1})`)
       .join(",");
     const seqName = pg.escapeLiteral(sequence);
     // The lock first, in a statement of its own, so that nextval runs only once it is held; the values
-    // are reserved in one step (setval past nextval) inside a CTE, evaluated once.
+    // are reserved in one step (setval past nextval) inside a CTE, evaluated once, which also keeps the
+    // transaction's highest number in a transaction-local setting for its history rows (issue 27).
     for (const text of [
       `SELECT pg_advisory_xact_lock(hashtextextended(${pg.escapeLiteral(lock)}, 0))`,
-      `WITH b AS MATERIALIZED (SELECT setval(${seqName}, nextval(${seqName}) + ${n - 1}) - ${n} AS base) UPDATE "${table}" o SET "${column}" = b.base + u.i FROM b, (VALUES ${values}) AS u(id, i) WHERE o."id" = u.id`,
-      this.notifySql(channel)!,
+      n
+        ? `WITH b AS MATERIALIZED (SELECT setval(${seqName}, nextval(${seqName}) + ${n - 1}) - ${n} AS base), c AS MATERIALIZED (SELECT set_config('inventory.commit_seq', (b.base + ${n})::text, true) AS v FROM b) UPDATE "${table}" o SET "${column}" = b.base + u.i FROM b, c, (VALUES ${values}) AS u(id, i) WHERE o."id" = u.id`
+        : `SELECT set_config('inventory.commit_seq', nextval(${seqName})::text, true)`,
+      ...(n ? [this.notifySql(channel)!] : []),
     ])
       await this.queueStatement(db, CompiledQuery.raw(text, []));
+    return "current_setting('inventory.commit_seq')::bigint";
   },
   async claimAhead(db, keys, want, taken) {
     if (!keys.length || want <= 0) return () => Promise.resolve(NOTHING_CLAIMED);

@@ -11,7 +11,7 @@
 
 import { randomUUID } from "node:crypto";
 import { type Kysely, sql } from "kysely";
-import { APP_LABELS, type Registry } from "../registry/index.ts";
+import { APP_LABELS, type Registry, registry } from "../registry/index.ts";
 import {
   ADDRESS_SPACE_KEY,
   newDefinitionsToken,
@@ -22,6 +22,8 @@ import {
 } from "./db.ts";
 import { createIndexSql, createTableSql, schemaFor } from "./ddl.ts";
 import { DEFAULT_STATUSES } from "./default-statuses.ts";
+import { backfillHistory, createAsOfViews, shiftHistory } from "./history-migrate.ts";
+import { historySchema } from "./history-schema.ts";
 import { lockWait, setLockWait } from "./sqlite-driver.ts";
 
 /** First half of the migration's advisory lock key (the second: the schema's name hashed). */
@@ -94,7 +96,10 @@ export async function migrate(store: Store, reg: Registry): Promise<MigrationSum
 /** The migration itself, on a store whose `db` is the locked connection or transaction. */
 async function migrateWith(store: Store, reg: Registry): Promise<MigrationSummary> {
   const done: MigrationSummary = { tablesCreated: 0, columnsAdded: 0 };
-  const { tables, indexes } = schemaFor(reg, store.dialect);
+  const live = schemaFor(reg, store.dialect);
+  const history = historySchema(reg, store.dialect);
+  const tables = [...live.tables, ...history.tables];
+  const indexes = [...live.indexes, ...history.indexes];
   for (const t of tables) {
     const have = await existingColumns(store, t.name);
     if (!have) {
@@ -127,6 +132,15 @@ async function migrateWith(store: Store, reg: Registry): Promise<MigrationSummar
   }
   await seed(store, reg);
   await backfillChangeSeq(store);
+  await inTransaction(store, (db) =>
+    backfillHistory(
+      { ...store, db },
+      reg,
+      () => store.dialect.transactionLock(db, CHANGE_SEQUENCE_LOCK),
+      async () => (await store.dialect.nextValues(db, CHANGE_SEQUENCE, 1))[0]!,
+    ),
+  );
+  if (store.dialect.engine === "postgres") await createAsOfViews(store.db, reg);
   // Which models carry tags (service/rows.ts taggedModels), recomputed from the tagged items; the marker row
   // tells readers the list is complete.
   await sql`INSERT INTO inventory_meta (key, value) SELECT DISTINCT ${TAGGED_PREFIX} || content_type, '1' FROM extras_taggeditem WHERE true ON CONFLICT (key) DO NOTHING`.execute(
@@ -184,6 +198,7 @@ export async function backfillChangeSeq(store: Store): Promise<number> {
     else {
       await reserve();
       await sql`UPDATE extras_objectchange SET seq = seq + ${n} WHERE seq IS NOT NULL`.execute(db);
+      await shiftHistory(db, registry(), n);
       await sql`UPDATE inventory_meta SET value = CAST(CAST(value AS INTEGER) + ${n} AS TEXT)
         WHERE key = ${CHANGES_PURGED_KEY}`.execute(db);
       base = min;
@@ -193,6 +208,11 @@ export async function backfillChangeSeq(store: Store): Promise<number> {
       WHERE extras_objectchange.id = h.id`.execute(db);
     return n;
   };
+  return store.db.isTransaction ? work(store.db) : store.db.transaction().execute(work);
+}
+
+/** Run `work` in the store's transaction, or in a new one when the store's `db` is not one. */
+function inTransaction<T>(store: Store, work: (db: Kysely<any>) => Promise<T>): Promise<T> {
   return store.db.isTransaction ? work(store.db) : store.db.transaction().execute(work);
 }
 

@@ -147,7 +147,7 @@ let heldSince: number | undefined;
  * Called before each statement: starts timing the current event-loop turn, or, when this turn has held
  * the loop for LOOP_SLICE_MS, resolves only after `setImmediate` (timers, I/O and other requests run).
  */
-async function loopTurn(): Promise<void> {
+export async function loopTurn(): Promise<void> {
   const now = performance.now();
   if (heldSince === undefined) {
     heldSince = now;

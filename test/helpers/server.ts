@@ -67,6 +67,7 @@ export function freshDatabase(
       cleanup: async () => {
         const admin = await openStore(base);
         await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(admin.db);
+        await sql.raw(`DROP SCHEMA IF EXISTS "${schema}_asof" CASCADE`).execute(admin.db);
         await admin.close();
       },
     };

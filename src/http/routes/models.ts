@@ -9,6 +9,7 @@ import { normalizeUuid, RESERVED_PARAMS } from "../../query/filters.ts";
 import type { Model } from "../../registry/index.ts";
 import type { Ctx } from "../../service/context.ts";
 import { AppError, NotFoundError, ValidationError } from "../../service/errors.ts";
+import { historyRange, versioned } from "../../service/history.ts";
 import { checkIfMatch, checkItemVersions, itemVersions, VERSION_KEY } from "../../service/object-versions.ts";
 import { mayDo, restriction } from "../../service/permissions.ts";
 import {
@@ -29,6 +30,7 @@ import {
   snapshots,
   updateObject,
 } from "../../service/write.ts";
+import { pinnedRead } from "../as-of.ts";
 import { hasIfNoneMatch, ifMatchTags, objectNotModified, pageNotModified } from "../conditional.ts";
 import { type HttpKit, includeParam, intParam, METHOD_ACTION, queryParams, withTokenKey } from "../kit.ts";
 import { optionsFor } from "../options.ts";
@@ -83,8 +85,16 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
   const DETAIL_ALLOW = "GET, PUT, PATCH, DELETE, HEAD, OPTIONS";
   const RO_ALLOW = "GET, HEAD, OPTIONS";
 
-  app.all("/api/:app/:model/", async (req, reply) => {
+  // Lists and details read history at `as_of`/`as_of_seq` (http/as-of.ts) for versioned models.
+  const historyRoute = { config: { asOf: true } };
+  const historyOf = (req: FastifyRequest, model: Model) => {
+    if (req.asOfSeq !== undefined && !versioned(model))
+      throw new AppError(400, `as_of: ${model.key} keeps no history.`);
+  };
+
+  app.all("/api/:app/:model/", historyRoute, async (req, reply) => {
     const model = modelOf(req);
+    historyOf(req, model);
     reply.header("Allow", allowFor(req, model, model.readOnly ? RO_ALLOW : LIST_ALLOW));
     const ctx = kit.ctxFor(req);
     const method = req.method;
@@ -107,18 +117,37 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
         pageNotModified(req, reply, ctx.baseUrl, await listVersions(ctx, model, listP))
       )
         return reply;
-      const { count, rows } = await listRows(ctx, model, listP);
+      const pageOf = async (c: Ctx) => {
+        const { count, rows } = await listRows(c, model, listP);
+        return { c, count, rows };
+      };
+      const { page, point } = await pinnedRead(req, {
+        latest: async () => (await historyRange(ctx)).latest,
+        tokenNow: async () => (await kit.store.freshTokens()).data,
+        live: () => pageOf(ctx),
+        atPoint: (p) => pageOf(kit.ctxAt(req, p)),
+        paged: ({ count }) =>
+          versioned(model) &&
+          !!kit.store.asOf &&
+          limit !== undefined &&
+          (offset > 0 || offset + limit < count),
+      });
+      const { count, rows } = page;
       if (pageNotModified(req, reply, ctx.baseUrl, { count, rows })) return reply;
       const results = await kit.visible(
-        ctx,
+        page.c,
         model,
-        await represent(ctx, model, rows, kit.isBrief(req) ? "nested" : "full", renderOpts(req, model)),
+        await represent(page.c, model, rows, kit.isBrief(req) ? "nested" : "full", renderOpts(req, model)),
       );
       const pageUrl = (newOffset: number | undefined) => {
         const p = new URLSearchParams();
         const entries: Array<[string, string]> = [];
         for (const [k, vs] of params)
-          if (k !== "limit" && k !== "offset") for (const v of vs) entries.push([k, v]);
+          if (k !== "limit" && k !== "offset" && k !== "as_of" && k !== "as_of_seq")
+            for (const v of vs) entries.push([k, v]);
+        // A walk through a list stays at its first page's point (issue 27).
+        const at = req.asOfSeq ?? point;
+        if (at !== undefined) entries.push(["as_of_seq", String(at)]);
         if (limit !== undefined) entries.push(["limit", String(limit)]);
         if (newOffset !== undefined) entries.push(["offset", String(newOffset)]);
         entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
@@ -242,8 +271,9 @@ export async function modelRoutes(app: FastifyInstance, { kit }: { kit: HttpKit 
     throw new AppError(405, `Method "${method}" not allowed.`);
   });
 
-  app.all("/api/:app/:model/:id/", async (req, reply) => {
+  app.all("/api/:app/:model/:id/", historyRoute, async (req, reply) => {
     const model = modelOf(req);
+    historyOf(req, model);
     reply.header("Allow", allowFor(req, model, model.readOnly ? RO_ALLOW : DETAIL_ALLOW));
     const ctx = kit.ctxFor(req);
     kit.needForMethod(req, model);

@@ -1,0 +1,451 @@
+/**
+ * History reads (issue 27), black-box on SQLite and PostgreSQL: `as_of_seq` and `as_of` on lists, details
+ * and GraphQL give the state recorded after each request; the point is in `X-Inventory-As-Of-Seq`; paging
+ * links stay at the point; points history cannot answer and places that cannot read history are 400s.
+ *
+ * The property test runs a seeded random sequence of API operations (creates, updates, deletes, bulk
+ * updates and deletes, tags, custom fields, devices with components from templates, IP assignment, cables,
+ * failing requests), records after each request the full API state of the models it touches, then reads
+ * sampled points back with `as_of_seq` and compares. TEST_HISTORY_OPS and TEST_HISTORY_POINTS scale it
+ * (the acceptance run: 5,000 and 200).
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { startServer, type TestServer } from "../helpers/server.ts";
+import { create } from "../helpers/world.ts";
+
+const HEADER = "x-inventory-as-of-seq";
+
+/** A small deterministic PRNG (mulberry32). */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Fields read from stored cable paths, which keep no history yet (README: history reads): left out of the
+ * comparison.
+ */
+const PATH_FIELDS = ["connected_endpoint", "connected_endpoint_type", "connected_endpoint_reachable"];
+
+function comparable(body: any): any {
+  const strip = (o: any) => {
+    if (o && typeof o === "object") for (const f of PATH_FIELDS) delete o[f];
+    return o;
+  };
+  if (Array.isArray(body?.results)) body.results.forEach(strip);
+  else strip(body);
+  return body;
+}
+
+describe("history reads (issue 27)", () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startServer();
+  });
+  after(async () => {
+    await s?.close();
+  });
+
+  /** The point after everything committed so far, through `as_of=<now>`. */
+  async function pointNow(): Promise<number> {
+    const r = await s.api(
+      `/api/tenancy/tenants/?limit=1&as_of=${encodeURIComponent(new Date().toISOString())}`,
+    );
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    return Number(r.headers.get(HEADER));
+  }
+
+  it("reads a site as it was after each change, its tags and status with it; 400s for points outside", async () => {
+    const tag = await create(s, "/api/extras/tags/", {
+      name: "h-t1",
+      slug: "h-t1",
+      content_types: ["dcim.site"],
+    });
+    const site = await create(s, "/api/dcim/sites/", { name: "h-s1", status: "active" });
+    const p1 = await pointNow();
+    let r = await s.api(`/api/dcim/sites/${site.id}/`, {
+      method: "PATCH",
+      body: { description: "two", tags: [tag.id] },
+    });
+    assert.equal(r.status, 200);
+    const p2 = await pointNow();
+    assert.ok(p2 > p1);
+    r = await s.api(`/api/dcim/sites/${site.id}/`, {
+      method: "PATCH",
+      body: { description: "three", tags: [], status: "planned" },
+    });
+    assert.equal(r.status, 200);
+    const p3 = await pointNow();
+    r = await s.api(`/api/dcim/sites/${site.id}/`, { method: "DELETE" });
+    assert.equal(r.status, 204);
+    const p4 = await pointNow();
+
+    const at = async (p: number) => s.api(`/api/dcim/sites/${site.id}/?as_of_seq=${p}`);
+    let d = await at(p1);
+    assert.equal(d.status, 200);
+    assert.equal(d.headers.get(HEADER), String(p1));
+    assert.deepEqual([d.body.description, d.body.tags.length, d.body.status.value], ["", 0, "active"]);
+    d = await at(p2);
+    assert.deepEqual(
+      [d.body.description, d.body.tags.map((t: any) => t.slug), d.body.status.value],
+      ["two", ["h-t1"], "active"],
+    );
+    d = await at(p3);
+    assert.deepEqual([d.body.description, d.body.tags.length, d.body.status.value], ["three", 0, "planned"]);
+    assert.equal((await at(p4)).status, 404);
+    assert.equal((await s.api(`/api/dcim/sites/?as_of_seq=${p4}&name=h-s1`)).body.count, 0);
+    assert.equal((await s.api(`/api/dcim/sites/?as_of_seq=${p2}&name=h-s1`)).body.count, 1);
+    // Filters resolve at the point: the tag filter matches only while the tag was on.
+    assert.equal((await s.api(`/api/dcim/sites/?as_of_seq=${p2}&tag=h-t1`)).body.count, 1);
+    assert.equal((await s.api(`/api/dcim/sites/?as_of_seq=${p3}&tag=h-t1`)).body.count, 0);
+    // GraphQL at the point.
+    const g = await s.api(`/api/graphql/?as_of_seq=${p2}`, {
+      method: "POST",
+      body: { query: '{ sites(name: "h-s1") { name description tags { slug } } }' },
+    });
+    assert.equal(g.status, 200, JSON.stringify(g.body));
+    assert.deepEqual(g.body.data.sites, [{ name: "h-s1", description: "two", tags: [{ slug: "h-t1" }] }]);
+    // The live read is unchanged.
+    assert.equal((await s.api(`/api/dcim/sites/${site.id}/`)).status, 404);
+
+    const bad = async (path: string, init: { method?: string; body?: unknown } = {}) => {
+      const x = await s.api(path, init);
+      assert.equal(x.status, 400, `${path}: ${x.status} ${JSON.stringify(x.body)}`);
+      assert.equal(typeof x.body.detail, "string");
+      return x.body.detail as string;
+    };
+    assert.match(await bad(`/api/dcim/sites/?as_of_seq=${p4 + 1000}`), /future/);
+    assert.match(await bad("/api/dcim/sites/?as_of_seq=abc"), /as_of_seq/);
+    assert.match(await bad("/api/dcim/sites/?as_of=yesterday"), /RFC 3339/);
+    assert.match(await bad("/api/dcim/sites/?as_of=2001-01-01T00:00:00Z"), /before/);
+    assert.match(await bad("/api/dcim/sites/?as_of=2999-01-01T00:00:00Z"), /future/);
+    assert.match(await bad(`/api/dcim/sites/?as_of_seq=${p1}&as_of=2020-01-01T00:00:00Z`), /not both/);
+    assert.match(
+      await bad(`/api/dcim/sites/?as_of_seq=${p1}`, { method: "POST", body: { name: "x" } }),
+      /reads only/,
+    );
+    assert.match(await bad(`/api/extras/object-changes/?as_of_seq=${p1}`), /no history/);
+    assert.match(await bad(`/api/extras/object-changes/feed/?as_of_seq=${p1}`), /not supported/);
+  });
+
+  it("paging links stay at the point while others write", async () => {
+    for (let i = 0; i < 5; i++) await create(s, "/api/tenancy/tenants/", { name: `page-${i}` });
+    const p = await pointNow();
+    const first = await s.api(`/api/tenancy/tenants/?as_of_seq=${p}&limit=2&name__isw=page-`);
+    assert.equal(first.body.count, 5);
+    for (let i = 5; i < 8; i++) await create(s, "/api/tenancy/tenants/", { name: `page-${i}` });
+    const seen: string[] = first.body.results.map((t: any) => t.name);
+    let next: string | null = first.body.next;
+    while (next) {
+      assert.match(next, new RegExp(`as_of_seq=${p}(&|$)`));
+      const u = new URL(next);
+      const r = await s.api(u.pathname + u.search);
+      assert.equal(r.body.count, 5);
+      seen.push(...r.body.results.map((t: any) => t.name));
+      next = r.body.next;
+    }
+    assert.deepEqual(seen.sort(), ["page-0", "page-1", "page-2", "page-3", "page-4"]);
+  });
+
+  it("a client walking a live list while 4 writers create, rename and delete gets its first page's rows, each once", async () => {
+    const rows = Number(process.env.TEST_HISTORY_PAGING_ROWS ?? 600);
+    const mf = await create(s, "/api/dcim/manufacturers/", { name: "pg-mf" });
+    const dt = await create(s, "/api/dcim/device-types/", { manufacturer: mf.id, model: "pg-box" });
+    const role = await create(s, "/api/dcim/device-roles/", { name: "pg-role", color: "ff0000" });
+    const site = await create(s, "/api/dcim/sites/", { name: "pg-site", status: "active" });
+    const devices: string[] = [];
+    for (let d = 0; d * 1000 < rows; d++) {
+      const dev = await create(s, "/api/dcim/devices/", {
+        name: `pg-dev-${d}`,
+        device_type: dt.id,
+        device_role: role.id,
+        site: site.id,
+        status: "active",
+      });
+      devices.push(dev.id);
+      const n = Math.min(1000, rows - d * 1000);
+      const r = await s.api("/api/dcim/interfaces/", {
+        method: "POST",
+        body: Array.from({ length: n }, (_, i) => ({ device: dev.id, name: `if${i}`, type: "1000base-t" })),
+      });
+      assert.equal(r.status, 201, JSON.stringify(r.body).slice(0, 300));
+    }
+    const query = `device_id=${devices.join("&device_id=")}`;
+    let stop = false;
+    let writes = 0;
+    const writer = async (w: number) => {
+      for (let i = 0; !stop; i++) {
+        const page = await s.api(
+          `/api/dcim/interfaces/?${query}&limit=5&offset=${(i * 37 + w * 101) % rows}`,
+        );
+        const victim = page.body.results?.[0];
+        const r =
+          i % 3 === 0
+            ? await s.api("/api/dcim/interfaces/", {
+                method: "POST",
+                body: { device: devices[i % devices.length], name: `new-${w}-${i}`, type: "1000base-t" },
+              })
+            : i % 3 === 1 && victim
+              ? await s.api(`/api/dcim/interfaces/${victim.id}/`, {
+                  method: "PATCH",
+                  body: { name: `${victim.name}-r${w}` },
+                })
+              : victim
+                ? await s.api(`/api/dcim/interfaces/${victim.id}/`, { method: "DELETE" })
+                : { status: 0 };
+        if (r.status >= 200 && r.status < 300) writes++;
+      }
+    };
+    const writers = [0, 1, 2, 3].map(writer);
+    // Let the writers start, then walk.
+    await new Promise((r) => setTimeout(r, 200));
+    const seen: Array<{ id: string; name: string }> = [];
+    let url: string | null = `/api/dcim/interfaces/?${query}&limit=50`;
+    let point: string | undefined;
+    let firstCount = -1;
+    let writesDuring = 0;
+    while (url) {
+      const r = await s.api(url);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      if (firstCount < 0) {
+        firstCount = r.body.count;
+        writesDuring = writes;
+      } else assert.equal(r.body.count, firstCount, "every page counts the first page's rows");
+      seen.push(...r.body.results.map((o: any) => ({ id: o.id, name: o.name })));
+      if (r.body.next) {
+        const at = new URL(r.body.next).searchParams.get("as_of_seq");
+        assert.ok(at, "the next link is pinned");
+        if (point === undefined) point = at;
+        else assert.equal(at, point, "every link keeps the first page's point");
+      }
+      url = r.body.next ? new URL(r.body.next).pathname + new URL(r.body.next).search : null;
+    }
+    stop = true;
+    await Promise.all(writers);
+    assert.ok(writes - writesDuring > 0, "the writers wrote while the client walked");
+    assert.equal(seen.length, firstCount);
+    assert.equal(new Set(seen.map((x) => x.id)).size, seen.length, "each row once");
+    // Exactly the rows of the point: the same list read at it in one page.
+    const whole = await s.api(`/api/dcim/interfaces/?${query}&limit=${firstCount + 10}&as_of_seq=${point}`);
+    assert.deepEqual(
+      seen,
+      whole.body.results.map((o: any) => ({ id: o.id, name: o.name })),
+    );
+    const now = await s.api(`/api/dcim/interfaces/?${query}&limit=${firstCount + writes + 10}`);
+    assert.notDeepEqual(
+      now.body.results.map((o: any) => ({ id: o.id, name: o.name })),
+      seen,
+      "the live list moved on",
+    );
+  });
+
+  it("a seeded random sequence of operations reads back exactly at sampled points", async () => {
+    const ops = Number(process.env.TEST_HISTORY_OPS ?? 250);
+    const pointsWanted = Number(process.env.TEST_HISTORY_POINTS ?? 30);
+    const rand = prng(27);
+    const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)]!;
+    const mf = await create(s, "/api/dcim/manufacturers/", { name: "h-mf" });
+    const dt = await create(s, "/api/dcim/device-types/", { manufacturer: mf.id, model: "h-box" });
+    for (let i = 0; i < 3; i++)
+      await create(s, "/api/dcim/interface-templates/", {
+        device_type: dt.id,
+        name: `eth${i}`,
+        type: "1000base-t",
+      });
+    const role = await create(s, "/api/dcim/device-roles/", { name: "h-role", color: "ff0000" });
+    const site = await create(s, "/api/dcim/sites/", { name: "h-site", status: "active" });
+    const tags = [];
+    for (const n of ["red", "green", "blue"])
+      tags.push(
+        await create(s, "/api/extras/tags/", {
+          name: `h-${n}`,
+          content_types: ["tenancy.tenant", "dcim.device", "ipam.ipaddress", "dcim.interface"],
+        }),
+      );
+    await create(s, "/api/extras/custom-fields/", {
+      name: "h_note",
+      type: "text",
+      content_types: ["tenancy.tenant", "dcim.device"],
+    });
+    const lists = {
+      tenants: "/api/tenancy/tenants/",
+      devices: "/api/dcim/devices/",
+      interfaces: "/api/dcim/interfaces/",
+      ips: "/api/ipam/ip-addresses/",
+      cables: "/api/dcim/cables/",
+    } as const;
+    type Kind = keyof typeof lists;
+    const live: Record<Kind, string[]> = { tenants: [], devices: [], interfaces: [], ips: [], cables: [] };
+    const recorded: Array<{ point: number; state: Partial<Record<Kind, any>> }> = [];
+    let ipN = 0;
+    let nameN = 0;
+
+    const listOf = async (k: Kind, query = "") => {
+      const r = await s.api(`${lists[k]}?limit=1000${query}`);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      return r.body;
+    };
+    const refresh = async (k: Kind) => {
+      live[k] = (await listOf(k)).results.map((o: any) => o.id);
+    };
+    for (let i = 0; i < ops; i++) {
+      const touched = new Set<Kind>();
+      const roll = rand();
+      if (roll < 0.18 || !live.tenants.length) {
+        const r = await s.api(lists.tenants, {
+          method: "POST",
+          body: {
+            name: `ten-${nameN++}`,
+            tags: rand() < 0.5 ? [pick(tags).id] : [],
+            custom_fields: { h_note: `n${i}` },
+          },
+        });
+        assert.equal(r.status, 201, JSON.stringify(r.body));
+        touched.add("tenants");
+      } else if (roll < 0.3) {
+        const r = await s.api(`${lists.tenants}${pick(live.tenants)}/`, {
+          method: "PATCH",
+          body: {
+            description: `d${i}`,
+            tags: rand() < 0.5 ? [pick(tags).id] : [],
+            custom_fields: { h_note: rand() < 0.3 ? null : `u${i}` },
+          },
+        });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        touched.add("tenants");
+      } else if (roll < 0.36) {
+        const ids = live.tenants.filter(() => rand() < 0.3).slice(0, 5);
+        if (ids.length) {
+          const r = await s.api(lists.tenants, {
+            method: "PATCH",
+            body: ids.map((id) => ({ id, comments: `bulk ${i}` })),
+          });
+          assert.equal(r.status, 200, JSON.stringify(r.body));
+          touched.add("tenants");
+        }
+      } else if (roll < 0.42) {
+        const ids = live.tenants.filter(() => rand() < 0.2).slice(0, 3);
+        if (ids.length) {
+          const r = await s.api(lists.tenants, { method: "DELETE", body: ids.map((id) => ({ id })) });
+          assert.ok(r.status === 204 || r.status === 409, JSON.stringify(r.body));
+          touched.add("tenants");
+          touched.add("devices");
+        }
+      } else if (roll < 0.52) {
+        const r = await s.api(lists.devices, {
+          method: "POST",
+          body: {
+            name: `dev-${nameN++}`,
+            device_type: dt.id,
+            device_role: role.id,
+            site: site.id,
+            status: "active",
+            tenant: live.tenants.length && rand() < 0.5 ? pick(live.tenants) : null,
+            tags: rand() < 0.3 ? [pick(tags).id] : [],
+          },
+        });
+        assert.equal(r.status, 201, JSON.stringify(r.body));
+        touched.add("devices").add("interfaces");
+      } else if (roll < 0.58 && live.devices.length) {
+        const r = await s.api(`${lists.devices}${pick(live.devices)}/`, {
+          method: "DELETE",
+        });
+        assert.equal(r.status, 204, JSON.stringify(r.body));
+        for (const k of ["devices", "interfaces", "ips", "cables"] as const) touched.add(k);
+      } else if (roll < 0.66 && live.interfaces.length) {
+        const r = await s.api(`${lists.interfaces}${pick(live.interfaces)}/`, {
+          method: "PATCH",
+          body: { description: `if${i}`, enabled: rand() < 0.5, tags: rand() < 0.3 ? [pick(tags).id] : [] },
+        });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        touched.add("interfaces");
+      } else if (roll < 0.76 && live.interfaces.length) {
+        ipN++;
+        const r = await s.api(lists.ips, {
+          method: "POST",
+          body: {
+            address: `10.${(ipN >> 8) & 255}.${ipN & 255}.1/24`,
+            status: "active",
+            assigned_object_type: "dcim.interface",
+            assigned_object_id: pick(live.interfaces),
+          },
+        });
+        assert.equal(r.status, 201, JSON.stringify(r.body));
+        touched.add("ips").add("interfaces");
+      } else if (roll < 0.82 && live.ips.length) {
+        const r = await s.api(`${lists.ips}${pick(live.ips)}/`, { method: "DELETE" });
+        assert.equal(r.status, 204, JSON.stringify(r.body));
+        touched.add("ips").add("interfaces");
+      } else if (roll < 0.9 && live.interfaces.length >= 2) {
+        const free = (await listOf("interfaces", "&cabled=false")).results.map((o: any) => o.id);
+        if (free.length >= 2) {
+          const a = pick(free);
+          const b = pick(free.filter((x: string) => x !== a));
+          const r = await s.api(lists.cables, {
+            method: "POST",
+            body: {
+              termination_a_type: "dcim.interface",
+              termination_a_id: a,
+              termination_b_type: "dcim.interface",
+              termination_b_id: b,
+              status: "connected",
+            },
+          });
+          assert.equal(r.status, 201, JSON.stringify(r.body));
+          touched.add("cables").add("interfaces");
+        }
+      } else if (roll < 0.94 && live.cables.length) {
+        const r = await s.api(`${lists.cables}${pick(live.cables)}/`, { method: "DELETE" });
+        assert.equal(r.status, 204, JSON.stringify(r.body));
+        touched.add("cables").add("interfaces");
+      } else {
+        // Failing requests change nothing: a duplicate name, an unknown status, a half-bad bulk.
+        const r = await s.api(lists.tenants, {
+          method: "POST",
+          body: [{ name: `ok-${i}` }, { name: "" }],
+        });
+        assert.equal(r.status, 400, JSON.stringify(r.body));
+        const r2 = await s.api(lists.devices, { method: "POST", body: { name: "x", status: "nope" } });
+        assert.equal(r2.status, 400);
+      }
+      if (!touched.size) continue;
+      const point = await pointNow();
+      const state: Partial<Record<Kind, any>> = {};
+      for (const k of touched) {
+        const body = await listOf(k);
+        live[k] = body.results.map((o: any) => o.id);
+        state[k] = comparable(body);
+      }
+      recorded.push({ point, state });
+    }
+    await refresh("tenants");
+    assert.ok(recorded.length > ops / 2, `${recorded.length} recorded points`);
+
+    // Sampled points, each touched model's list and one detail read back at the point.
+    let compared = 0;
+    for (let n = 0; n < pointsWanted; n++) {
+      const { point, state } = pick(recorded);
+      for (const [k, want] of Object.entries(state) as Array<[Kind, any]>) {
+        const r = await s.api(`${lists[k]}?limit=1000&as_of_seq=${point}`);
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.equal(r.headers.get(HEADER), String(point));
+        assert.deepEqual(comparable(r.body), want, `${k} at ${point}`);
+        if (want.results.length) {
+          const one = pick(want.results as any[]);
+          const d = await s.api(`${lists[k]}${one.id}/?as_of_seq=${point}`);
+          assert.equal(d.status, 200);
+          assert.deepEqual(comparable(d.body), one, `${k} ${one.id} at ${point}`);
+        }
+        compared++;
+      }
+    }
+    assert.ok(compared >= pointsWanted);
+  });
+});
