@@ -28,6 +28,7 @@ import { cablePathRoutes } from "./routes/cable-paths.ts";
 import { changeRoutes } from "./routes/changes.ts";
 import { deliveryRoutes } from "./routes/deliveries.ts";
 import { elevationRoutes } from "./routes/elevation.ts";
+import { historyRoutes } from "./routes/history.ts";
 import { installMetrics } from "./routes/metrics.ts";
 import { modelRoutes } from "./routes/models.ts";
 import { objectActionRoutes } from "./routes/object-actions.ts";
@@ -314,6 +315,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(changeRoutes, { kit });
   await app.register(elevationRoutes, { kit });
   await app.register(upsertRoutes, { kit });
+  await app.register(historyRoutes, { kit });
   await app.register(modelRoutes, { kit });
 
   return app;

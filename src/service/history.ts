@@ -12,6 +12,7 @@
  */
 import { CompiledQuery, sql } from "kysely";
 import type { Model } from "../registry/index.ts";
+import { joinTable } from "../store/ddl.ts";
 import {
   COMMIT_TABLE,
   HISTORY_SINCE_KEY,
@@ -23,6 +24,7 @@ import {
 import { storedTime } from "../store/values.ts";
 import type { Ctx } from "./context.ts";
 import { AppError } from "./errors.ts";
+import { changeList } from "./rows.ts";
 
 export { versioned };
 
@@ -104,14 +106,71 @@ export async function recordVersions(
         `INSERT INTO ${hist} ("id", "_seq", "_deleted") SELECT column1, ${seq}, 1 FROM (VALUES ${values}) AS x`,
       );
     }
-    for (const [id, a] of actions) versions.push(`(${literals([id])}, ${seq}, ${a === "delete" ? 1 : 0})`);
+    for (const [id, a] of actions)
+      versions.push(`(${literals([id])}, ${seq}, ${a === "delete" ? 1 : 0}, ${literals([key])})`);
   }
   for (let i = 0; i < versions.length; i += CHUNK)
     await run(
-      `INSERT INTO ${VERSION_TABLE} (object_id, seq, deleted) VALUES ${versions.slice(i, i + CHUNK).join(",")}`,
+      `INSERT INTO ${VERSION_TABLE} (object_id, seq, deleted, content_type) VALUES ${versions.slice(i, i + CHUNK).join(",")}`,
     );
   if (!/^[0-9T:.+\- Z]+$/.test(time)) throw new Error(`history: unexpected time ${time}`);
   await run(`INSERT INTO ${COMMIT_TABLE} (seq, time) VALUES (${seq}, '${time}')`);
+}
+
+/**
+ * Note rows a write changed as a side effect, which the change log leaves out as Nautobot does (SET_NULL
+ * of a deleted object's referrers, link rows removed with it): they get a version at commit all the same.
+ */
+export function noteSideEffects(ctx: Ctx, model: Model, ids: readonly string[]): void {
+  if (!versioned(model)) return;
+  const list = changeList(ctx);
+  for (const id of ids) list.push({ model, id, action: "update", logged: false });
+}
+
+/**
+ * Before a delete removes the link rows pointing at the doomed objects (other objects' M2M rows, the tagged
+ * items of a deleted tag), note their owners' new versions (`noteSideEffects`). One query per relation
+ * that may hold such rows.
+ */
+export async function linkOwnersOfDoomed(
+  ctx: Ctx,
+  doomed: ReadonlyMap<string, ReadonlySet<string>>,
+): Promise<void> {
+  for (const [key, set] of doomed) {
+    const ids = [...set];
+    for (const rel of ctx.reg.reverseOf(key)) {
+      if (rel.def.kind !== "m2m" || !versioned(rel.from)) continue;
+      const owners = new Set<string>();
+      for (let i = 0; i < ids.length; i += CHUNK) {
+        const rows = await ctx.db
+          .selectFrom(joinTable(rel.from, rel.field))
+          .select("source_id")
+          .where("target_id", "in", ids.slice(i, i + CHUNK))
+          .execute();
+        for (const r of rows)
+          if (!doomed.get(rel.from.key)?.has(String(r.source_id))) owners.add(String(r.source_id));
+      }
+      noteSideEffects(ctx, rel.from, [...owners]);
+    }
+    if (key !== "extras.tag") continue;
+    const byType = new Map<string, string[]>();
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      const rows = await ctx.db
+        .selectFrom("extras_taggeditem")
+        .select(["content_type", "object_id"])
+        .where("tag_id", "in", ids.slice(i, i + CHUNK))
+        .execute();
+      for (const r of rows) {
+        const t = String(r.content_type);
+        if (doomed.get(t)?.has(String(r.object_id))) continue;
+        byType.set(t, [...(byType.get(t) ?? []), String(r.object_id)]);
+      }
+    }
+    for (const [t, owners] of byType) {
+      const m = ctx.reg.models.get(t);
+      if (m) noteSideEffects(ctx, m, [...new Set(owners)]);
+    }
+  }
 }
 
 /** Error for a point history cannot answer (400). */

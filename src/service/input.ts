@@ -171,7 +171,9 @@ async function parseValue(
   if (v === null) {
     // A non-nullable choice or number is refused as DRF does (`allow_null` only where the model field is
     // `null=True`): an integer choice stored as "" was a 500 on PostgreSQL (issue 23).
-    if (fd.kind === "fk" && fd.rejectNull) {
+    // The serializer's refusal (`FkField.rejectNull`) is the REST API's; the service may clear the field
+    // (a revert to a version without it, service/revert.ts).
+    if (fd.kind === "fk" && fd.rejectNull && ctx.restApi) {
       errors.add(name, "This field may not be null.");
       return undefined;
     }

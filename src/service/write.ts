@@ -39,7 +39,7 @@ import {
   ValidationError,
 } from "./errors.ts";
 import { guardAccountDelete, guardAccountWrite } from "./escalation.ts";
-import { hasVersions, recordVersions } from "./history.ts";
+import { hasVersions, linkOwnersOfDoomed, noteSideEffects, recordVersions } from "./history.ts";
 import { type NoteSaves, runDeleteHook, runHook } from "./hooks.ts";
 import { naturalKey, parseWrite } from "./input.ts";
 import { nextVersion } from "./object-versions.ts";
@@ -627,7 +627,11 @@ export async function deleteObjects(ctx: Ctx, model: Model, ids: string[]): Prom
       if (s.model.changelog) set.last_updated = storedTime();
       await ctx.db.updateTable(s.model.table).set(set).where("id", "in", part).execute();
     }
+    // Not change-logged (Django's SET_NULL sends no signal), but a new version of each row (issue 27).
+    noteSideEffects(ctx, s.model, ids2);
   }
+  // Link rows of other objects that go with the doomed ones: new versions of those objects (issue 27).
+  await linkOwnersOfDoomed(ctx, doomed);
   // The deletes are queued (`Dialect.queueStatement`): on PostgreSQL they go out with the next statement.
   const later = (q: { compile(): CompiledQuery }) => ctx.store.dialect.queueStatement(ctx.db, q.compile());
   for (const [key, set] of doomed) {

@@ -76,7 +76,7 @@ export async function backfillHistory(
       .execute(db);
     await sql
       .raw(
-        `INSERT INTO ${VERSION_TABLE} (object_id, seq, deleted) SELECT t.id, ${seq}, 0 FROM "${m.table}" t WHERE ${unversioned}`,
+        `INSERT INTO ${VERSION_TABLE} (object_id, seq, deleted, content_type) SELECT t.id, ${seq}, 0, '${m.key}' FROM "${m.table}" t WHERE ${unversioned}`,
       )
       .execute(db);
   }

@@ -7,7 +7,7 @@
  * version is current from its `_seq` until the object's next version. Join tables of M2M and content-type
  * fields, and tagged items, have `<table>__hist` with their columns plus `_seq`: the owner's rows as they were
  * when the owner's version was written (an owner version with no rows says "none"). `inventory_version` lists
- * every version of every object (`object_id`, `seq`, `deleted`), so the link rows of an owner of any model
+ * every version of every object (`object_id`, `seq`, `deleted`, `content_type`), so the link rows of an owner of any model
  * know when they were superseded; `inventory_commit` has one row per transaction that wrote versions (`seq`,
  * `time`), which turns a time into a sequence number.
  *
@@ -23,7 +23,7 @@ import type { Dialect } from "./dialect.ts";
 
 /** Suffix of history tables. */
 export const HISTORY_SUFFIX = "__hist";
-/** Every version of every object: `object_id`, `seq`, `deleted`. */
+/** Every version of every object: `object_id`, `seq`, `deleted`, `content_type` (`dcim.device`). */
 export const VERSION_TABLE = "inventory_version";
 /** One row per transaction that wrote versions: `seq`, `time`. */
 export const COMMIT_TABLE = "inventory_commit";
@@ -111,9 +111,11 @@ export function historySchema(
       ["object_id", "TEXT NOT NULL"],
       ["seq", `${seqType} NOT NULL`],
       ["deleted", "INTEGER NOT NULL"],
+      ["content_type", "TEXT"],
     ],
     primaryKey: ["object_id", "seq"],
   });
+  indexes.push({ name: `ix_${VERSION_TABLE}_seq`, table: VERSION_TABLE, columns: ["seq"] });
   tables.push({
     name: COMMIT_TABLE,
     columns: [
