@@ -15,6 +15,7 @@ import type { Cond } from "../query/filters.ts";
 import type { Model } from "../registry/index.ts";
 import { type Ctx, definitionsMemo } from "./context.ts";
 import { ValidationError } from "./errors.ts";
+import { noteSideEffects } from "./history.ts";
 import { nestedFor, represent } from "./represent.ts";
 import { chunks, memoEntry, type Row, rowsWhereIn, throughMemo } from "./rows.ts";
 import { inTransaction } from "./write.ts";
@@ -157,6 +158,9 @@ export async function traceFrom(ctx: Ctx, origin: NodeRef): Promise<Omit<CablePa
 /** Store the path of `origin` (replacing its old one), or remove it when the origin has no cable. */
 async function savePath(ctx: Ctx, origin: NodeRef): Promise<void> {
   await deletePaths(ctx, await pathIdsWhere(ctx, "origin_id", [origin.id]));
+  // The origin's connected endpoint changes with its path: a new version of it (issue 27).
+  const originModel = ctx.reg.models.get(origin.type);
+  if (originModel) noteSideEffects(ctx, originModel, [origin.id]);
   const traced = await traceFrom(ctx, origin);
   ctx.memo.delete("cablepaths");
   if (!traced) return;

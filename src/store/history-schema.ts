@@ -42,6 +42,10 @@ export interface LinkHistory {
   columns: string[];
   /** Models whose objects own rows of it (tagged items: every tagged model). */
   models: Model[];
+  /** SQL types of columns that are not `TEXT NOT NULL`. */
+  types?: Record<string, string>;
+  /** The history table's primary key, when not the owner, `_seq` and every other column. */
+  key?: string[];
 }
 
 /** The link tables with history: M2M and content-type join tables of versioned models, and tagged items. */
@@ -66,6 +70,32 @@ export function linkHistories(reg: Registry): LinkHistory[] {
     owner: "object_id",
     columns: ["content_type", "object_id", "tag_id"],
     models: tagged,
+  });
+  // Cable paths (service/cable-paths.ts): one per origin, rewritten whenever it is traced again, which
+  // gives the origin a new version (`noteSideEffects`), so its connected endpoint reads right at a point.
+  out.push({
+    table: "dcim_cablepath",
+    owner: "origin_id",
+    columns: [
+      "id",
+      "origin_type",
+      "origin_id",
+      "destination_type",
+      "destination_id",
+      "path",
+      "is_active",
+      "is_split",
+    ],
+    key: ["origin_id", "_seq", "id"],
+    models: [...reg.models.values()].filter(
+      (m) => versioned(m) && ("cable" in m.fields || "connected_endpoint" in m.fields),
+    ),
+    types: {
+      destination_type: "TEXT",
+      destination_id: "TEXT",
+      is_active: "INTEGER NOT NULL",
+      is_split: "INTEGER NOT NULL",
+    },
   });
   return out;
 }
@@ -99,10 +129,10 @@ export function historySchema(
     tables.push({
       name,
       columns: [
-        ...l.columns.map((c): [string, string] => [c, "TEXT NOT NULL"]),
+        ...l.columns.map((c): [string, string] => [c, l.types?.[c] ?? "TEXT NOT NULL"]),
         ["_seq", `${seqType} NOT NULL`],
       ],
-      primaryKey: [l.owner, "_seq", ...l.columns.filter((c) => c !== l.owner)],
+      primaryKey: l.key ?? [l.owner, "_seq", ...l.columns.filter((c) => c !== l.owner)],
     });
   }
   tables.push({
