@@ -68,6 +68,11 @@ export interface ChangeFeedConfig {
   retentionDays: number;
   /** Milliseconds between retention purges of one API process (INVENTORY_CHANGELOG_PURGE_INTERVAL_MS, default 60000). */
   purgeIntervalMs: number;
+  /**
+   * Days of history kept for `as_of` reads, diffs and revert (INVENTORY_HISTORY_RETENTION_DAYS, decimals
+   * allowed; 0, the default, keeps all; issue 27). Independent of the change log's retention.
+   */
+  historyRetentionDays: number;
 }
 
 /** The change feed's settings from the environment. */
@@ -80,6 +85,7 @@ export function changeFeedFromEnv(env: NodeJS.ProcessEnv = process.env): ChangeF
     pollMs: Math.max(5, int(env.INVENTORY_FEED_POLL_MS, 50)),
     retentionDays: Math.max(0, int(env.INVENTORY_CHANGELOG_RETENTION_DAYS, 0)),
     purgeIntervalMs: Math.max(100, int(env.INVENTORY_CHANGELOG_PURGE_INTERVAL_MS, 60_000)),
+    historyRetentionDays: Math.max(0, int(env.INVENTORY_HISTORY_RETENTION_DAYS, 0)),
   };
 }
 

@@ -14,6 +14,7 @@ import {
   runWebhookReceiver,
   runWorker,
 } from "./cli/commands.ts";
+import { runHistoryPrune, runHistorySize } from "./cli/history.ts";
 import { VERSION } from "./http/versions.ts";
 
 /** Error for the CLI's one-line messages (exit code 2). */
@@ -98,6 +99,21 @@ token
   .option("--read-only", "the token may only read")
   .option(dbOpt, dbHelp)
   .action(runTokenCreate);
+
+const history = program
+  .command("history")
+  .description("history of every change (as_of reads, diffs, revert)");
+history
+  .command("prune")
+  .description("remove versions no point at or after the cut needs; reads before it answer 400")
+  .requiredOption("--before <point>", "a change sequence number or an RFC 3339 time")
+  .option(dbOpt, dbHelp)
+  .action(runHistoryPrune);
+history
+  .command("size")
+  .description("rows and bytes of each history table")
+  .option(dbOpt, dbHelp)
+  .action(runHistorySize);
 
 const imp = program.command("import").description("import data from other systems");
 imp

@@ -22,7 +22,7 @@ import { WebhookWorker, workerSettingsFromEnv } from "../webhooks/worker.ts";
 import { forkApiProcesses, isClusterChild, PRIMARY_GRACE_MS, serveChild } from "./cluster.ts";
 import { exitWithParent } from "./lifecycle.ts";
 
-interface DbOpts {
+export interface DbOpts {
   database?: string;
 }
 
@@ -44,7 +44,7 @@ function mustExist(file: string, url: string): void {
  * Open the database of a command. Only `migrate` and `serve` create a SQLite file; elsewhere a path with no
  * database behind it is a mistake (a typo would otherwise get a new empty database) and an error.
  */
-async function open(opts: DbOpts, create = false): Promise<Store> {
+export async function open(opts: DbOpts, create = false): Promise<Store> {
   return (await openAndMigrate(opts, create)).store;
 }
 

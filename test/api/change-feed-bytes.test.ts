@@ -25,6 +25,7 @@ describe("change feed bytes (issue 26)", () => {
         pollMs: 20,
         retentionDays: 0,
         purgeIntervalMs: 60_000,
+        historyRetentionDays: 0,
       },
     });
   });

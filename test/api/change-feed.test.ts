@@ -337,5 +337,6 @@ function defaults() {
     pollMs: 50,
     retentionDays: 0,
     purgeIntervalMs: 60_000,
+    historyRetentionDays: 0,
   };
 }

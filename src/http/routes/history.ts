@@ -18,6 +18,7 @@ import { resolvePoint } from "../../service/history.ts";
 import { changesBetween, objectDiff } from "../../service/history-diff.ts";
 import { mayDo } from "../../service/permissions.ts";
 import { type RevertTarget, revert } from "../../service/revert.ts";
+import { pruneHistory } from "../../store/history-maintenance.ts";
 import { type HttpKit, intParam, queryParams } from "../kit.ts";
 
 /** Most diffs per page of `changes/`. */
@@ -136,4 +137,31 @@ export async function historyRoutes(app: FastifyInstance, { kit }: { kit: HttpKi
     const result = await revert(ctx, target, dryRun);
     return kit.send(req, reply, !dryRun && result.conflicts.length ? 409 : 200, result);
   });
+
+  // Retention: each API process prunes history older than INVENTORY_HISTORY_RETENTION_DAYS.
+  const cfg = kit.config.changeFeed;
+  if (cfg.historyRetentionDays > 0) {
+    let closing = false;
+    let timer: NodeJS.Timeout | undefined;
+    const ctx = kit.systemCtx();
+    const run = async () => {
+      try {
+        const cutoff = new Date(Date.now() - cfg.historyRetentionDays * 86_400_000).toISOString();
+        const point = await resolvePoint(ctx, cutoff, undefined).catch(() => undefined);
+        if (point !== undefined) await pruneHistory(kit.store, kit.reg, point);
+      } catch (e) {
+        app.log.warn({ err: e }, "history retention: prune failed");
+      }
+      if (!closing) {
+        timer = setTimeout(run, cfg.purgeIntervalMs);
+        timer.unref();
+      }
+    };
+    timer = setTimeout(run, Math.min(cfg.purgeIntervalMs, 1000));
+    timer.unref();
+    app.addHook("onClose", async () => {
+      closing = true;
+      if (timer) clearTimeout(timer);
+    });
+  }
 }
