@@ -156,3 +156,52 @@ export async function commitsBefore(
     .execute();
   return rows.map((r) => ({ seq: Number(r.seq), time: String(r.time) }));
 }
+
+/** One version of an object, for its history page. */
+export interface ObjectVersion {
+  seq: number;
+  time: string | null;
+  action: "created" | "updated" | "deleted";
+  /** From the change log, when the version has an entry there (components from templates have none). */
+  user: string | null;
+  requestId: string | null;
+}
+
+/** The newest `limit` versions of one object, newest first. */
+export async function objectVersions(ctx: Ctx, id: string, limit = 200): Promise<ObjectVersion[]> {
+  const rows = await ctx.db
+    .selectFrom(`${VERSION_TABLE} as v`)
+    .leftJoin(`${COMMIT_TABLE} as c`, "c.seq", "v.seq")
+    .select(["v.seq", "v.deleted", "c.time"])
+    .where("v.object_id", "=", id)
+    .orderBy("v.seq", "desc")
+    .limit(limit + 1)
+    .execute();
+  const oc = ctx.reg.get("extras.objectchange").table;
+  const logged = await ctx.db
+    .selectFrom(`${oc} as o`)
+    .select([
+      "o.user_name",
+      "o.request_id",
+      sql<number>`(SELECT min(c.seq) FROM ${sql.table(COMMIT_TABLE)} c WHERE c.seq >= o.seq)`.as("commit"),
+    ])
+    .where("o.changed_object_id", "=", id)
+    .where("o.seq", "is not", null)
+    .execute();
+  const byCommit = new Map(logged.map((l) => [Number(l.commit), l]));
+  const out: ObjectVersion[] = [];
+  for (let i = 0; i < Math.min(rows.length, limit); i++) {
+    const r = rows[i]!;
+    const older = rows[i + 1];
+    const l = byCommit.get(Number(r.seq));
+    out.push({
+      seq: Number(r.seq),
+      time: r.time === null || r.time === undefined ? null : String(r.time),
+      action:
+        Number(r.deleted) === 1 ? "deleted" : !older || Number(older.deleted) === 1 ? "created" : "updated",
+      user: l ? String(l.user_name) : null,
+      requestId: l ? String(l.request_id) : null,
+    });
+  }
+  return out;
+}

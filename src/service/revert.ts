@@ -213,8 +213,11 @@ async function applyRevert(ctx: Ctx, goals: Goal[], dryRun: boolean): Promise<Re
   const creates = [...wanted.values()].filter((x) => x.row && !x.live);
   const updates = [...wanted.values()].filter((x) => x.row && x.live);
   const deletes = [...wanted.values()].filter((x) => !x.row && x.live);
+  // A revert writes objects the user may not see in lists it was given: it needs the permission on every
+  // planned model and action without object constraints.
   const need = (m: Model, action: "add" | "change" | "delete") => {
-    if (!mayDo(ctx.grants, m, action)) throw new PermissionDenied();
+    if (!mayDo(ctx.grants, m, action) || (ctx.grants && ctx.grants.rules.get(`${m.key}:${action}`) !== "all"))
+      throw new PermissionDenied();
   };
   for (const x of creates) need(x.goal.model, "add");
   for (const x of updates) need(x.goal.model, "change");

@@ -15,11 +15,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Registry } from "../registry/index.ts";
 import { type Actor, type Ctx, makeCtx, type ServiceSettings } from "../service/context.ts";
 import { AppError } from "../service/errors.ts";
+import { ctxAt } from "../service/history-read.ts";
 import { DEFAULT_LOGIN_LIMITS, LoginLimiter } from "../service/login-limit.ts";
 import { type Grants, loadGrants } from "../service/permissions.ts";
 import { actorById, SESSION_MAX_AGE_MS, sessionSecret, sessionStore } from "../service/sessions.ts";
 import type { Store } from "../store/db.ts";
 import type { WorkerSettings } from "../webhooks/worker.ts";
+import { linksAtPoint, type PagePoint, pointOfPage, READ_ONLY_PAGE } from "./as-of.ts";
 import { takeFlash } from "./flash.ts";
 import { type MenuSection, menuFor } from "./menu.ts";
 import { actionRoutes } from "./routes/actions.ts";
@@ -33,6 +35,7 @@ import { componentRoutes } from "./routes/components.ts";
 import { editRoutes } from "./routes/edit.ts";
 import { exportRoutes } from "./routes/export.ts";
 import { type GraphqlRunner, graphiqlRoutes } from "./routes/graphiql.ts";
+import { historyPageRoutes } from "./routes/history.ts";
 import { importRoutes } from "./routes/import.ts";
 import { listRoutes } from "./routes/list.ts";
 import { lookupRoutes } from "./routes/lookup.ts";
@@ -119,6 +122,8 @@ export async function uiPlugin(
       return g;
     };
     const menus = new WeakMap<FastifyRequest, MenuSection[]>();
+    /** The point of history a page shows (`?as_of_seq=` / `?as_of=`; ui/as-of.ts). */
+    const asOfPoints = new WeakMap<FastifyRequest, PagePoint>();
     // Every form post carries the session's CSRF token (`_csrf`); a missing or wrong one is a 403.
     ui.addHook("preHandler", (req, reply, done) => {
       if (req.method === "POST") ui.csrfProtection(req, reply, done);
@@ -134,6 +139,8 @@ export async function uiPlugin(
       }
       actors.set(req, actor);
       menus.set(req, menuFor(reg, await grantsFor(req, actor)));
+      const point = await pointOfPage(req, store, reg, settings);
+      if (point) asOfPoints.set(req, point);
     });
 
     ui.setErrorHandler((err, req, reply) => {
@@ -171,6 +178,8 @@ export async function uiPlugin(
       async ctxFor(req, opts = {}) {
         const actor = kit.actor(req);
         const grants = await grantsFor(req, actor);
+        const point = asOfPoints.get(req);
+        if (point !== undefined) return ctxAt(makeCtx({ store, reg, settings, actor, grants }), point.seq);
         const cached = req.method === "GET";
         const tokens = await store.freshTokens();
         return makeCtx({
@@ -186,8 +195,11 @@ export async function uiPlugin(
         });
       },
       page(req, reply, name, data, status = 200) {
-        const html = renderPage(name, {
+        const point = asOfPoints.get(req);
+        const html0 = renderPage(name, {
           ...data,
+          // At a point of history the page reads only: no write controls (ui/as-of.ts).
+          ...(point ? { ...READ_ONLY_PAGE, asOf: point } : {}),
           user: actors.get(req),
           csrf: reply.generateCsrf(),
           menu: menus.get(req) ?? [],
@@ -195,6 +207,7 @@ export async function uiPlugin(
           theme: themeOf(req),
           here: req.url,
         });
+        const html = point ? linksAtPoint(html0, point.seq) : html0;
         return reply
           .code(status)
           .header("Content-Type", "text/html; charset=utf-8")
@@ -220,6 +233,7 @@ export async function uiPlugin(
     await ui.register(profileRoutes, { kit });
     await ui.register(graphiqlRoutes, { kit, graphql: opts.graphql });
     await ui.register(noteRoutes, { kit });
+    await ui.register(historyPageRoutes, { kit });
     await ui.register(browseRoutes, { kit });
   });
 }

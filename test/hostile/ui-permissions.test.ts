@@ -71,6 +71,7 @@ const NOT_OBJECT_ACTIONS = (r: { method: string; url: string }) =>
   r.url === "/:app/:model/columns/" ||
   r.url === "/:app/:model/:id/trace/" || // a read, like the detail page (the path's hops under view permission)
   r.url === "/:app/:model/:id/:tab/" || // a detail page's tab, a read: checked for mallory below
+  r.url === "/:app/:model/:id/history/" || // a read (issue 27): checked for mallory below
   // Creates, like add/ (issue 25): the created rows are re-checked against the add constraints; the
   // component and import routes are checked with constrained users in test/ui/bulk-import.test.ts.
   r.url === "/:app/:model/import/" ||
@@ -353,6 +354,13 @@ describe("permission leaks in the web interface and the delivery log (issue 23)"
         if (r.status !== 404) wrong.push(`mallory GET ${url} → ${r.status}`);
       }
     assert.ok(tabs >= 10, `tabs checked: ${tabs}`);
+    // History pages (issue 27) are reads too: 404 for every object mallory may not view.
+    for (const [model, o] of objects) {
+      if (!model.changeLogged) continue;
+      const url = `/${model.app}/${model.path}/${o.id}/history/`;
+      const r = await mallory.get(url);
+      if (r.status !== 404) wrong.push(`mallory GET ${url} → ${r.status}`);
+    }
     assert.deepEqual(wrong, []);
     assert.ok(applicable > 200, `pairs that apply: ${applicable}`);
     assert.deepEqual(await snapshot(), beforeState, "nothing changed, nothing sent");

@@ -9,6 +9,7 @@ import { formFieldText } from "../../registry/form-text.ts";
 import { APP_LABELS, hasNotes, type Model } from "../../registry/index.ts";
 import type { Ctx } from "../../service/context.ts";
 import { AppError, NotFoundError, PermissionDenied } from "../../service/errors.ts";
+import { versioned } from "../../service/history.ts";
 import { mayDo } from "../../service/permissions.ts";
 import { boundedFilters, getRow, listRows } from "../../service/read.ts";
 import { represent } from "../../service/represent.ts";
@@ -269,6 +270,8 @@ export async function browseRoutes(app: FastifyInstance, { kit }: { kit: UiKit }
         writable && mayDo(ctx.grants, model, "delete")
           ? `/${model.app}/${model.path}/${id}/delete/`
           : undefined,
+      // Issue 27: the object's versions, diffs and revert (ui/routes/history.ts).
+      historyUrl: versioned(model) ? `/${model.app}/${model.path}/${id}/history/` : undefined,
       related,
       title: objectTitle(model, obj),
       verbose: titleOf(model.verbose),
