@@ -5,6 +5,7 @@
 import { hasNotes, type Registry } from "../registry/index.ts";
 import { componentName } from "./openapi.ts";
 import { changePaths } from "./openapi-changes.ts";
+import { historyPaths } from "./openapi-history.ts";
 import { errors, json, ref, type Schema, UUID } from "./openapi-parts.ts";
 
 const ID_PARAM = { name: "id", in: "path", required: true, schema: UUID };
@@ -304,6 +305,7 @@ export function actionPaths(reg: Registry): Record<string, unknown> {
     ...upsertPaths(reg),
     ...objectActionPaths(reg),
     ...changePaths(),
+    ...historyPaths(),
     "/extras/webhook-deliveries/{id}/retry/": {
       post: {
         operationId: "extras_webhook_deliveries_retry",

@@ -15,6 +15,7 @@ import { hasNotes, hasRelationships, type Model, type Registry } from "../regist
 import type { FieldDef } from "../registry/meta.ts";
 import { actionPaths, actionSchemas } from "./openapi-actions.ts";
 import { addConditionalRequests } from "./openapi-conditional.ts";
+import { AS_OF_PARAMS } from "./openapi-history.ts";
 import { addNonAtomic, partialSchemas } from "./openapi-partial.ts";
 import { errors, json, ref, type Schema, UUID } from "./openapi-parts.ts";
 import { appTags, operationText, parameterText } from "./openapi-text.ts";
@@ -296,6 +297,8 @@ function listParameters(reg: Registry, m: Model): unknown[] {
     },
   );
   if (m.configContext) params.push(EXCLUDE_PARAM);
+  // History reads (issue 27): every change-logged model.
+  if (m.changeLogged) params.push(...AS_OF_PARAMS);
   return params;
 }
 
@@ -383,7 +386,7 @@ export function openapiDocument(reg: Registry, baseUrl: string): Record<string, 
         parameters: [idParam],
         get: {
           ...op("retrieve"),
-          parameters: m.configContext ? [EXCLUDE_PARAM] : [],
+          parameters: [...(m.configContext ? [EXCLUDE_PARAM] : []), ...(m.changeLogged ? AS_OF_PARAMS : [])],
           responses: { 200: json(BRIEF_OR_FULL(name)), ...errors(400, 403, 404) },
         },
       };
