@@ -21,6 +21,7 @@ import { openStore } from "../src/store/db.ts";
 import { migrate } from "../src/store/migrate.ts";
 import { type ReplicaPair, startReplicaPair } from "../test/helpers/pg-replica.ts";
 import { type FeedFigures, feedBench } from "./feed.ts";
+import { type HistoryFigures, historyBench } from "./history.ts";
 import { grow } from "./seed.ts";
 import { type WebhookFigures, webhookBench } from "./webhooks.ts";
 
@@ -36,6 +37,7 @@ const { values: args } = parseArgs({
     "webhook-bulk": { type: "string", default: "500" },
     // Issue 26: changes read through the change feed, and writes timed to the change stream.
     "feed-changes": { type: "string", default: "50000" },
+    "history-changes": { type: "string", default: "100000" },
     "feed-writes": { type: "string", default: "200" },
     "only-webhooks": { type: "boolean", default: false },
     // Only the request scenarios whose name contains one of these comma-separated texts (and the floor);
@@ -665,6 +667,20 @@ if (!args["only-webhooks"] && (!only || only.some((o) => o.includes("bulk")))) {
   );
 }
 
+// 5b. History (issue 27): 100,000 recorded changes, then the 1,000-device page live and at a point, and the
+// disk history takes.
+let historyResult: HistoryFigures | null = null;
+if (!args["only-webhooks"] && (!only || only.some((o) => o.includes("history")))) {
+  historyResult = await historyBench(base, headers, dbUrl, bulkInterfaces, {
+    changes: Number(args["history-changes"]),
+    samples: 15,
+  });
+  const h = historyResult;
+  log(
+    `  history: ${h.changes} changes recorded in ${h.writeSeconds.toFixed(1)} s; devices limit=1000 live ${h.liveMs.toFixed(1)} ms, as_of_seq=${h.point} ${h.asOfMs.toFixed(1)} ms (${h.ratio.toFixed(2)}×); history on disk ${(h.bytesBefore / 1e6).toFixed(1)} → ${(h.bytesAfter / 1e6).toFixed(1)} MB, ${(h.bytesPer100k / 1e6).toFixed(1)} MB per 100,000 changes`,
+  );
+}
+
 // 6. Webhooks: commit-to-delivery latency and deliveries/s with a local receiver.
 const webhookResults: WebhookFigures[] = [];
 for (const n of only ? [] : [1, 10]) {
@@ -758,6 +774,7 @@ writeFileSync(
       bulk: bulkResults,
       webhooks: webhookResults,
       feed: feedResult,
+      history: historyResult,
     },
     null,
     2,
@@ -772,7 +789,7 @@ else if (engine === "postgres") {
   adminUrl.searchParams.delete("schema");
   const admin = await openStore(adminUrl.toString());
   await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(admin.db);
-        await sql.raw(`DROP SCHEMA IF EXISTS "${schema}_asof" CASCADE`).execute(admin.db);
+  await sql.raw(`DROP SCHEMA IF EXISTS "${schema}_asof" CASCADE`).execute(admin.db);
   await admin.close();
 }
 process.exit(0);

@@ -204,6 +204,65 @@ describe("history revert and diff (issue 27)", () => {
     assert.equal((await s.api(`/api/dcim/sites/${site.id}/`)).status, 404, "nothing restored");
   });
 
+  it("reverts one object to a point, and a set of change-log entries", async () => {
+    const tag = await create(s, "/api/extras/tags/", { name: "ob-tag", content_types: ["tenancy.tenant"] });
+    const t = await create(s, "/api/tenancy/tenants/", { name: "ob-ten", description: "v1", tags: [tag.id] });
+    const at = async () => {
+      const r = await s.api(
+        `/api/tenancy/tenants/?limit=1&as_of=${encodeURIComponent(new Date().toISOString())}`,
+      );
+      return Number(r.headers.get("x-inventory-as-of-seq"));
+    };
+    const p1 = await at();
+    await s.api(`/api/tenancy/tenants/${t.id}/`, { method: "PATCH", body: { description: "v2", tags: [] } });
+    await s.api(`/api/tenancy/tenants/${t.id}/`, {
+      method: "PATCH",
+      body: { description: "v3", comments: "c" },
+    });
+    const r = await s.api("/api/history/revert/", {
+      method: "POST",
+      body: { object_type: "tenancy.tenant", object_id: t.id, as_of_seq: p1, dry_run: false },
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(
+      r.body.plan.map((x: any) => [x.action, x.object_id]),
+      [["update", t.id]],
+    );
+    const back = (await s.api(`/api/tenancy/tenants/${t.id}/`)).body;
+    assert.deepEqual(
+      [back.description, back.comments, back.tags.map((x: any) => x.id)],
+      ["v1", "", [tag.id]],
+    );
+
+    // Two tenants deleted in two requests; reverting both entries brings both back.
+    const a = await create(s, "/api/tenancy/tenants/", { name: "ob-a" });
+    const b = await create(s, "/api/tenancy/tenants/", { name: "ob-b" });
+    for (const x of [a, b])
+      assert.equal((await s.api(`/api/tenancy/tenants/${x.id}/`, { method: "DELETE" })).status, 204);
+    const entries = await s.api(
+      `/api/extras/object-changes/?action=delete&changed_object_type=tenancy.tenant&limit=2`,
+    );
+    const ids = entries.body.results.map((e: any) => e.id);
+    const both = await s.api("/api/history/revert/", {
+      method: "POST",
+      body: { changes: ids, dry_run: false },
+    });
+    assert.equal(both.status, 200, JSON.stringify(both.body));
+    for (const x of [a, b]) assert.equal((await s.api(`/api/tenancy/tenants/${x.id}/`)).status, 200);
+    // Bad targets are 400/404, never 500.
+    for (const [body, status] of [
+      [{ request_id: "no-such-request" }, 404],
+      [{ changes: ["00000000-0000-4000-8000-000000000000"] }, 404],
+      [{ object_type: "tenancy.tenant", object_id: t.id }, 400],
+      [{ object_type: "no.model", object_id: t.id, as_of_seq: p1 }, 400],
+      [{ dry_run: "yes", request_id: "x" }, 400],
+      [{}, 400],
+    ] as const) {
+      const x = await s.api("/api/history/revert/", { method: "POST", body });
+      assert.equal(x.status, status, `${JSON.stringify(body)} → ${x.status} ${JSON.stringify(x.body)}`);
+    }
+  });
+
   it("diffs one object between two points, tags and related displays included", async () => {
     const tag = await create(s, "/api/extras/tags/", { name: "df-tag", content_types: ["tenancy.tenant"] });
     const group = await create(s, "/api/tenancy/tenant-groups/", { name: "df-group" });
