@@ -12,10 +12,13 @@ import type { Kysely, KyselyPlugin } from "kysely";
 import { normalizeUuid } from "../query/filters.ts";
 import type { Registry } from "../registry/index.ts";
 import { type Ctx, definitionsMemo } from "../service/context.ts";
-import { NotFoundError } from "../service/errors.ts";
+import { AppError, NotFoundError } from "../service/errors.ts";
+import { resolvePoint } from "../service/history.ts";
+import { ctxAt } from "../service/history-read.ts";
 import { getRow, listRows } from "../service/read.ts";
 import { m2mPairs } from "../service/rows.ts";
 import { parseJsonColumn } from "../store/values.ts";
+import { AS_OF_HEADER, rootPoint } from "./as-of.ts";
 import { ObjectBudget } from "./budget.ts";
 import { limitRule, type QueryLimits } from "./limits.ts";
 import { Loaders } from "./loaders.ts";
@@ -82,6 +85,8 @@ export interface GraphqlAnswer {
   sqlQueries: number;
   /** Whether the document was executed (not refused before: no query, a parse or validation error). */
   executed: boolean;
+  /** The point of history its root fields asked for (issue 27). */
+  point?: number | undefined;
 }
 
 /**
@@ -99,15 +104,17 @@ export async function answerGraphql(
 ): Promise<GraphqlAnswer> {
   const counter = new Counter();
   let executed = false;
+  let point: number | undefined;
   const done = (status: number, body: GraphqlAnswer["body"]) => ({
     status,
     body,
     sqlQueries: counter.n,
     executed,
+    point,
   });
   if (typeof query !== "string" || !query.trim())
     return done(400, { errors: [{ message: "Must provide query string." }] });
-  const ctx: Ctx = { ...base, db: (base.db as Kysely<any>).withPlugin(counter) };
+  let ctx: Ctx = { ...base, db: (base.db as Kysely<any>).withPlugin(counter) };
   const schema = await schemaFor(ctx, opts.reg);
   let doc: DocumentNode;
   try {
@@ -118,6 +125,22 @@ export async function answerGraphql(
   const vars = typeof variables === "string" ? parseJsonColumn(variables) : variables;
   const problems = validate(schema, doc, [...nautobotRules, limitRule(opts.limits, vars)]);
   if (problems.length) return done(400, { errors: problems.map(errorJson) });
+  // A point of history asked by the root fields (issue 27): the whole query reads there.
+  try {
+    const wanted = rootPoint(
+      doc,
+      vars && typeof vars === "object" ? (vars as Record<string, unknown>) : {},
+      typeof operationName === "string" ? operationName : undefined,
+    );
+    if (wanted) {
+      point = await resolvePoint(ctx, wanted.asOf, wanted.asOfSeq);
+      const at = ctxAt(base, point);
+      ctx = { ...at, db: (at.db as Kysely<any>).withPlugin(counter) };
+    }
+  } catch (e) {
+    if (e instanceof GraphQLError || e instanceof AppError) return done(400, { errors: [errorJson(e)] });
+    throw e;
+  }
   const context: GraphContext = {
     ctx,
     loaders: new Loaders(ctx, opts.limits.maxRows),
@@ -152,7 +175,7 @@ async function run(
   variables: unknown,
   operationName: unknown,
 ): Promise<FastifyReply> {
-  const { status, body, sqlQueries, executed } = await answerGraphql(
+  const { status, body, sqlQueries, executed, point } = await answerGraphql(
     opts.ctxFor(req),
     opts,
     query,
@@ -160,6 +183,7 @@ async function run(
     operationName,
   );
   if (executed) reply.header("X-SQL-Queries", String(sqlQueries));
+  if (point !== undefined) reply.header(AS_OF_HEADER, String(point));
   return reply.code(status).header("Content-Type", "application/json").send(JSON.stringify(body));
 }
 

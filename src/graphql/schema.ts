@@ -7,6 +7,7 @@
  * as `cf_<name>` and `_custom_field_data`, `config_context`, and an IP's `host`, `prefix_length` and
  * `family`. Resolvers read through `Loaders`, one query per relation per level.
  */
+
 import {
   GraphQLEnumType as EnumType,
   GraphQLBoolean,
@@ -31,6 +32,7 @@ import { detailUrl } from "../service/represent.ts";
 import type { Row } from "../service/rows.ts";
 import { parseJsonColumn } from "../store/values.ts";
 import { argKey, filterParams, listArgs } from "./args.ts";
+import { POINT_ARGS } from "./as-of.ts";
 import { withObjectBudget } from "./budget.ts";
 import {
   type Args,
@@ -415,10 +417,12 @@ export function buildSchema(
   for (const m of models) {
     const { single, list } = queryNames(m);
     const { names } = listArgs(reg, m);
+    // Issue 27: a change-logged model's root fields read a point of history (graphql/as-of.ts).
+    const point = m.changeLogged ? POINT_ARGS : {};
     if (single !== list)
       query[single] = {
         type: types.get(m.key)!,
-        args: { id: { type: GraphQLID } },
+        args: { id: { type: GraphQLID }, ...point },
         resolve: async (_s, args, g) => {
           if (args.id === undefined || args.id === null) return null;
           const id = normalizeUuid(String(args.id));
@@ -429,9 +433,9 @@ export function buildSchema(
       };
     query[list] = {
       type: new GraphQLList(types.get(m.key)!),
-      args: listArgs(reg, m).args,
+      args: { ...listArgs(reg, m).args, ...point },
       resolve: async (_s, args: Args, g) => {
-        const { limit, offset, ...rest } = args;
+        const { limit, offset, as_of: _a, as_of_seq: _s2, ...rest } = args;
         return g.loaders
           .list(m, {
             params: filterParams(names, rest),

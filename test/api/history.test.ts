@@ -112,6 +112,30 @@ describe("history reads (issue 27)", () => {
     });
     assert.equal(g.status, 200, JSON.stringify(g.body));
     assert.deepEqual(g.body.data.sites, [{ name: "h-s1", description: "two", tags: [{ slug: "h-t1" }] }]);
+    // Root-field arguments, the same point for the whole query; disagreeing points are refused.
+    const g2 = await s.api("/api/graphql/", {
+      method: "POST",
+      body: {
+        query:
+          'query($p: Int) { sites(name: "h-s1", as_of_seq: $p) { description } tags(slug: "h-t1", as_of_seq: $p) { slug } }',
+        variables: { p: p3 },
+      },
+    });
+    assert.equal(g2.status, 200, JSON.stringify(g2.body));
+    assert.equal(g2.headers.get(HEADER), String(p3));
+    assert.deepEqual(g2.body.data, { sites: [{ description: "three" }], tags: [{ slug: "h-t1" }] });
+    const g3 = await s.api("/api/graphql/", {
+      method: "POST",
+      body: { query: `{ sites(as_of_seq: ${p2}) { name } tags(as_of_seq: ${p3}) { slug } }` },
+    });
+    assert.equal(g3.status, 400);
+    assert.match(JSON.stringify(g3.body), /one point/);
+    const g4 = await s.api("/api/graphql/", {
+      method: "POST",
+      body: { query: `{ sites(as_of_seq: ${p4 + 1000}) { name } }` },
+    });
+    assert.equal(g4.status, 400);
+    assert.match(JSON.stringify(g4.body), /future/);
     // The live read is unchanged.
     assert.equal((await s.api(`/api/dcim/sites/${site.id}/`)).status, 404);
 
