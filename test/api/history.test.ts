@@ -497,6 +497,17 @@ describe("history reads (issue 27)", () => {
         const r = await s.api(`${lists.cables}${pick(live.cables)}/`, { method: "DELETE" });
         assert.equal(r.status, 204, JSON.stringify(r.body));
         touched.add("cables").add("interfaces");
+      } else if (roll < 0.955) {
+        // A tag deleted takes itself off every object (their versions change without a change-log entry),
+        // and a new one takes its place.
+        const k = Math.floor(rand() * tags.length);
+        const r = await s.api(`/api/extras/tags/${tags[k].id}/`, { method: "DELETE" });
+        assert.equal(r.status, 204, JSON.stringify(r.body));
+        tags[k] = await create(s, "/api/extras/tags/", {
+          name: `h-tag-${i}`,
+          content_types: ["tenancy.tenant", "dcim.device", "ipam.ipaddress", "dcim.interface"],
+        });
+        for (const x of ["tenants", "devices", "interfaces", "ips"] as const) touched.add(x);
       } else {
         // Failing requests change nothing: a duplicate name, an unknown status, a half-bad bulk.
         const r = await s.api(lists.tenants, {
