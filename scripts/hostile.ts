@@ -114,7 +114,7 @@ if (opts.database?.startsWith("postgres")) {
   cleanup = async () => {
     const admin = await openStore(opts.database!);
     await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(admin.db);
-        await sql.raw(`DROP SCHEMA IF EXISTS "${schema}_asof" CASCADE`).execute(admin.db);
+    await sql.raw(`DROP SCHEMA IF EXISTS "${schema}_asof" CASCADE`).execute(admin.db);
     await admin.close();
   };
 }

@@ -22,7 +22,7 @@ export const AS_OF_HEADER = "X-Inventory-As-Of-Seq";
 export const POINT_ARGS = { as_of_seq: { type: GraphQLInt }, as_of: { type: GraphQLString } };
 
 /** A value node's value, variables substituted; undefined when absent or null. */
-function valueOf(node: ValueNode, vars: Record<string, unknown>): string | undefined {
+function argValue(node: ValueNode, vars: Record<string, unknown>): string | undefined {
   switch (node.kind) {
     case Kind.INT:
     case Kind.STRING:
@@ -62,10 +62,10 @@ export function rootPoint(
         const point: { asOf?: string; asOfSeq?: string } = {};
         for (const a of s.arguments ?? []) {
           if (a.name.value === "as_of_seq") {
-            const v = valueOf(a.value, vars);
+            const v = argValue(a.value, vars);
             if (v !== undefined) point.asOfSeq = v;
           } else if (a.name.value === "as_of") {
-            const v = valueOf(a.value, vars);
+            const v = argValue(a.value, vars);
             if (v !== undefined) point.asOf = v;
           }
         }

@@ -123,7 +123,7 @@ export async function historyPageRoutes(app: FastifyInstance, { kit }: { kit: Ui
 
 /** A local path to return to, or undefined (never another site). */
 function safeNext(next: string | undefined): string | undefined {
-  return next && next.startsWith("/") && !next.startsWith("//") ? next : undefined;
+  return next?.startsWith("/") && !next.startsWith("//") ? next : undefined;
 }
 
 /** The object's display at its newest version that is not a deletion. */
