@@ -15,9 +15,6 @@ import {
   type ValueNode,
 } from "graphql";
 
-/** The response header naming the point (as http/as-of.ts `AS_OF_HEADER`). */
-export const AS_OF_HEADER = "X-Inventory-As-Of-Seq";
-
 /** The point arguments of a root field. */
 export const POINT_ARGS = { as_of_seq: { type: GraphQLInt }, as_of: { type: GraphQLString } };
 

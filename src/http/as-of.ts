@@ -7,12 +7,9 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Registry } from "../registry/index.ts";
 import { makeCtx, type ServiceSettings } from "../service/context.ts";
 import { AppError } from "../service/errors.ts";
-import { resolvePoint } from "../service/history.ts";
+import { AS_OF_HEADER, resolvePoint } from "../service/history.ts";
 import type { Store } from "../store/db.ts";
 import { queryParams } from "./kit.ts";
-
-/** The response header naming the point a history read reflects. */
-export const AS_OF_HEADER = "X-Inventory-As-Of-Seq";
 
 /**
  * When the request asks for a point (`as_of=<RFC 3339 time>` or `as_of_seq=<N>`), resolve it and point the

@@ -8,6 +8,7 @@ import type { Config } from "../config.ts";
 import { type Model, type Registry, registryAt } from "../registry/index.ts";
 import { type Ctx, makeCtx, type ServiceSettings } from "../service/context.ts";
 import { AppError, NotFoundError, PermissionDenied } from "../service/errors.ts";
+import { ctxAt as historyCtx } from "../service/history-read.ts";
 import { redactDeliveries } from "../service/outbox.ts";
 import { type Action, mayDo } from "../service/permissions.ts";
 import { getRow, type ListParams, plainLookup } from "../service/read.ts";
@@ -169,19 +170,20 @@ export function makeKit(store: Store, reg: Registry, config: Config, settings: S
       grants: req.grants,
       restApi: true,
     });
-  const ctxAt = (req: FastifyRequest, point: number) => {
-    if (!store.asOf) throw new Error("no history reads on this store");
-    return makeCtx({
-      store,
-      reg: regFor(req),
-      settings,
-      baseUrl: baseUrl(req),
-      actor: req.auth.actor,
-      db: store.asOf.at(point),
-      grants: req.grants,
-      restApi: true,
-    });
-  };
+  // A read at a point of history (issue 27): a context of its own, nothing shared with live reads.
+  const ctxAt = (req: FastifyRequest, point: number) =>
+    historyCtx(
+      makeCtx({
+        store,
+        reg: regFor(req),
+        settings,
+        baseUrl: baseUrl(req),
+        actor: req.auth.actor,
+        grants: req.grants,
+        restApi: true,
+      }),
+      point,
+    );
   return {
     store,
     reg,

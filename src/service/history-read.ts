@@ -7,10 +7,11 @@
 import { sql } from "kysely";
 import type { Model } from "../registry/index.ts";
 import { joinTable } from "../store/ddl.ts";
-import { COMMIT_TABLE, VERSION_TABLE } from "../store/history-schema.ts";
+import { COMMIT_TABLE, HISTORY_SUFFIX, VERSION_TABLE } from "../store/history-schema.ts";
 import { parseJsonColumn } from "../store/values.ts";
 import { type Ctx, modelAt } from "./context.ts";
 import { AsOfError } from "./history.ts";
+import { chunks } from "./rows.ts";
 
 /** A row as stored (live columns). */
 export type Row = Record<string, unknown>;
@@ -42,12 +43,8 @@ export async function rowsAt(
 ): Promise<Map<string, Row>> {
   const at = point === undefined ? ctx : ctxAt(ctx, point);
   const out = new Map<string, Row>();
-  for (let i = 0; i < ids.length; i += CHUNK) {
-    const rows = await at.db
-      .selectFrom(model.table)
-      .selectAll()
-      .where("id", "in", ids.slice(i, i + CHUNK))
-      .execute();
+  for (const part of chunks(ids, CHUNK)) {
+    const rows = await at.db.selectFrom(model.table).selectAll().where("id", "in", part).execute();
     for (const r of rows) out.set(String(r.id), r as Row);
   }
   return out;
@@ -70,8 +67,7 @@ export async function linksAt(
     out.set(field, f);
     f.set(owner, [...(f.get(owner) ?? []), value]);
   };
-  for (let i = 0; i < ids.length; i += CHUNK) {
-    const part = ids.slice(i, i + CHUNK);
+  for (const part of chunks(ids, CHUNK)) {
     for (const [name, fd] of model.fieldList) {
       if (fd.kind !== "m2m" && fd.kind !== "cts") continue;
       const col = fd.kind === "m2m" ? "target_id" : "content_type";
@@ -98,17 +94,17 @@ export async function linksAt(
 
 /**
  * The write body that makes an object what `row` (with `links`) says: every writable field of the request's
- * API version, FKs by id, statuses by slug (read at `point`), generic FKs as their `_type`/`_id` pair, M2M
+ * API version, FKs by id, statuses by slug (`statuses`: id → slug at the row's point, `statusSlugs`), generic FKs as their `_type`/`_id` pair, M2M
  * and content-type fields and tags as lists, custom fields as the stored dict. Read-only and derived fields
  * (cable ends, counts, created/last_updated) are left to the write.
  */
-export async function bodyOf(
+export function bodyOf(
   ctx: Ctx,
   model: Model,
   row: Row,
   links: Map<string, Map<string, string[]>>,
-  point: number | undefined,
-): Promise<Row> {
+  statuses: ReadonlyMap<string, string>,
+): Row {
   const m = modelAt(ctx, model);
   const id = String(row.id);
   const body: Row = {};
@@ -118,17 +114,9 @@ export async function bodyOf(
       case "fk":
         body[name] = row[`${name}_id`] ?? null;
         break;
-      case "status": {
-        const st = row.status_id
-          ? await (point === undefined ? ctx : ctxAt(ctx, point)).db
-              .selectFrom("extras_status")
-              .select("slug")
-              .where("id", "=", String(row.status_id))
-              .executeTakeFirst()
-          : undefined;
-        body[name] = st?.slug ?? null;
+      case "status":
+        body[name] = row.status_id ? (statuses.get(String(row.status_id)) ?? null) : null;
         break;
-      }
       case "gfk":
         body[`${name}_type`] = row[`${name}_type`] ?? null;
         body[`${name}_id`] = row[`${name}_id`] ?? null;
@@ -152,6 +140,15 @@ export async function bodyOf(
   return body;
 }
 
+/** Every status's slug by id, at `point` (undefined: live, in `ctx`'s transaction): one query. */
+export async function statusSlugs(ctx: Ctx, point: number | undefined): Promise<Map<string, string>> {
+  const rows = await (point === undefined ? ctx : ctxAt(ctx, point)).db
+    .selectFrom("extras_status")
+    .select(["id", "slug"])
+    .execute();
+  return new Map(rows.map((r) => [String(r.id), String(r.slug)]));
+}
+
 /** One version of an object. */
 export interface VersionRef {
   contentType: string;
@@ -163,11 +160,11 @@ export interface VersionRef {
 /** The versions the transactions numbered `commits` wrote. */
 export async function versionsOf(ctx: Ctx, commits: readonly number[]): Promise<VersionRef[]> {
   const out: VersionRef[] = [];
-  for (let i = 0; i < commits.length; i += CHUNK) {
+  for (const part of chunks(commits, CHUNK)) {
     const rows = await ctx.db
       .selectFrom(VERSION_TABLE)
       .select(["object_id", "seq", "deleted", "content_type"])
-      .where("seq", "in", commits.slice(i, i + CHUNK))
+      .where("seq", "in", part)
       .execute();
     for (const r of rows)
       out.push({
@@ -213,17 +210,46 @@ export async function commitsOfChanges(
     }));
 }
 
-/** The latest version number of each of `ids` (absent: no version). */
+/** The latest version number of each of `ids` (absent: no version): one query per 500 ids. */
 export async function latestVersions(ctx: Ctx, ids: readonly string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  for (let i = 0; i < ids.length; i += CHUNK) {
+  for (const part of chunks(ids, CHUNK)) {
     const rows = await ctx.db
       .selectFrom(VERSION_TABLE)
       .select(["object_id", sql<number>`max(seq)`.as("seq")])
-      .where("object_id", "in", ids.slice(i, i + CHUNK))
+      .where("object_id", "in", part)
       .groupBy("object_id")
       .execute();
     for (const r of rows) out.set(String(r.object_id), Number(r.seq));
   }
   return out;
+}
+
+/**
+ * Since when an object has had, without a break, the values its version at `point` has in `columns` (a
+ * reference's columns): the oldest commit number of that unbroken run of its versions. A revert breaking a
+ * cycle of references defers the one set last (service/revert.ts). One query.
+ */
+export async function unchangedSince(
+  ctx: Ctx,
+  model: Model,
+  id: string,
+  point: number,
+  columns: readonly string[],
+): Promise<number> {
+  const rows = (await ctx.db
+    .selectFrom(`${model.table}${HISTORY_SUFFIX}`)
+    .select([...columns, "_seq", "_deleted"])
+    .where("id", "=", id)
+    .where("_seq", "<=", point)
+    .orderBy("_seq", "desc")
+    .execute()) as Row[];
+  const target = rows[0];
+  if (!target) return 0;
+  let since = Number(target._seq);
+  for (const r of rows.slice(1)) {
+    if (Number(r._deleted) === 1 || columns.some((c) => r[c] !== target[c])) break;
+    since = Number(r._seq);
+  }
+  return since;
 }

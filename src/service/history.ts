@@ -11,12 +11,13 @@
  * store/as-of.ts.
  */
 import { CompiledQuery, sql } from "kysely";
-import type { Model } from "../registry/index.ts";
+import type { Model, Registry } from "../registry/index.ts";
 import { joinTable } from "../store/ddl.ts";
 import {
   COMMIT_TABLE,
   HISTORY_SINCE_KEY,
   HISTORY_SUFFIX,
+  type LinkHistory,
   linkHistories,
   VERSION_TABLE,
   versioned,
@@ -24,7 +25,10 @@ import {
 import { storedTime } from "../store/values.ts";
 import type { Ctx } from "./context.ts";
 import { AppError } from "./errors.ts";
-import { changeList } from "./rows.ts";
+import { changeList, chunks } from "./rows.ts";
+
+/** Ids per statement. */
+const CHUNK = 500;
 
 export { versioned };
 
@@ -35,17 +39,32 @@ export interface VersionedChange {
   action: "create" | "update" | "delete";
 }
 
-/** Ids per statement. */
-const CHUNK = 500;
+/**
+ * What writing a version of each model takes, per registry: its history table, its columns and the link
+ * tables whose rows it owns.
+ */
+const plans = new WeakMap<
+  Registry,
+  Map<string, { table: string; hist: string; cols: string; links: LinkHistory[] }>
+>();
 
-/** `ids` as SQL string literals (UUIDs and content-type-like ids only: they are written into the text). */
-function literals(ids: readonly string[]): string {
-  return ids
-    .map((id) => {
-      if (!/^[0-9A-Za-z._-]{1,64}$/.test(id)) throw new Error(`history: unexpected id ${id}`);
-      return `'${id}'`;
-    })
-    .join(",");
+function planOf(reg: Registry, m: Model) {
+  let byModel = plans.get(reg);
+  if (!byModel) {
+    byModel = new Map();
+    plans.set(reg, byModel);
+  }
+  let plan = byModel.get(m.key);
+  if (!plan) {
+    plan = {
+      table: `"${m.table}"`,
+      hist: `"${m.table}${HISTORY_SUFFIX}"`,
+      cols: m.columns.map((c) => `"${c.name}"`).join(", "),
+      links: linkHistories(reg).filter((l) => l.models.some((o) => o.key === m.key)),
+    };
+    byModel.set(m.key, plan);
+  }
+  return plan;
 }
 
 /** Whether a change list holds a change of a versioned model (the transaction then needs a commit number). */
@@ -54,8 +73,10 @@ export function hasVersions(list: readonly VersionedChange[]): boolean {
 }
 
 /**
- * Queue the transaction's versions (see the module comment). `seq` is the SQL expression of the
- * transaction's commit number (`stampChanges`), `time` its stored time (ISO 8601).
+ * Queue the transaction's versions (see the module comment): per model a few statements whose text does
+ * not depend on the number of objects (ids as one JSON parameter, `Dialect.jsonTextList`), so SQLite
+ * prepares each once. `seq` is the SQL expression of the transaction's commit number (`stampChanges`;
+ * bound as a parameter when it is a plain number), `time` its stored time (ISO 8601).
  */
 export async function recordVersions(
   ctx: Ctx,
@@ -75,46 +96,83 @@ export async function recordVersions(
     m.set(c.id, c.action);
   }
   if (!last.size) return;
-  const run = (text: string) => ctx.store.dialect.queueStatement(ctx.db, CompiledQuery.raw(text, []));
-  const links = linkHistories(ctx.reg);
-  const versions: string[] = [];
+  const d = ctx.store.dialect;
+  // A statement of `parts`: text, a value bound at the next placeholder, or a list of ids bound as one
+  // JSON parameter and read back as rows (column `v`).
+  const statement = (...parts: Array<string | { value: unknown } | { ids: readonly string[] }>) => {
+    const params: unknown[] = [];
+    const text = parts
+      .map((p) => {
+        if (typeof p === "string") return p;
+        if ("ids" in p) {
+          params.push(JSON.stringify(p.ids));
+          return d.jsonTextList(params.length);
+        }
+        params.push(p.value);
+        return d.placeholder(params.length);
+      })
+      .join("");
+    return CompiledQuery.raw(text, params);
+  };
+  const at = /^\d+$/.test(seq) ? { value: Number(seq) } : seq;
+  const queries: CompiledQuery[] = [];
   for (const [key, actions] of last) {
-    const m = ctx.reg.models.get(key) ?? models.get(key)!;
-    const hist = `"${m.table}${HISTORY_SUFFIX}"`;
+    const { table, hist, cols, links } = planOf(ctx.reg, ctx.reg.models.get(key) ?? models.get(key)!);
     const live = [...actions].filter(([, a]) => a !== "delete").map(([id]) => id);
     const gone = [...actions].filter(([, a]) => a === "delete").map(([id]) => id);
-    const cols = m.columns.map((c) => `"${c.name}"`).join(", ");
-    for (let i = 0; i < live.length; i += CHUNK) {
-      const part = literals(live.slice(i, i + CHUNK));
-      await run(
-        `INSERT INTO ${hist} (${cols}, "_seq", "_deleted") SELECT ${cols}, ${seq}, 0 FROM "${m.table}" WHERE "id" IN (${part})`,
+    for (const part of chunks(live, CHUNK)) {
+      const ids = { ids: part };
+      queries.push(
+        statement(
+          `INSERT INTO ${hist} (${cols}, "_seq", "_deleted") SELECT ${cols}, `,
+          at,
+          `, 0 FROM ${table} WHERE "id" IN (`,
+          ids,
+          ")",
+        ),
       );
       for (const l of links) {
-        if (!l.models.some((o) => o.key === key)) continue;
         const lc = l.columns.map((c) => `"${c}"`).join(", ");
-        await run(
-          `INSERT INTO "${l.table}${HISTORY_SUFFIX}" (${lc}, "_seq") SELECT ${lc}, ${seq} FROM "${l.table}" WHERE "${l.owner}" IN (${part})`,
+        queries.push(
+          statement(
+            `INSERT INTO "${l.table}${HISTORY_SUFFIX}" (${lc}, "_seq") SELECT ${lc}, `,
+            at,
+            ` FROM "${l.table}" WHERE "${l.owner}" IN (`,
+            ids,
+            ")",
+          ),
         );
       }
     }
-    for (let i = 0; i < gone.length; i += CHUNK) {
-      const values = literals(gone.slice(i, i + CHUNK))
-        .split(",")
-        .map((v) => `(${v})`)
-        .join(",");
-      await run(
-        `INSERT INTO ${hist} ("id", "_seq", "_deleted") SELECT column1, ${seq}, 1 FROM (VALUES ${values}) AS x`,
+    for (const part of chunks(gone, CHUNK))
+      queries.push(
+        statement(
+          `INSERT INTO ${hist} ("id", "_seq", "_deleted") SELECT v, `,
+          at,
+          ", 1 FROM (",
+          { ids: part },
+          ") AS x",
+        ),
       );
-    }
-    for (const [id, a] of actions)
-      versions.push(`(${literals([id])}, ${seq}, ${a === "delete" ? 1 : 0}, ${literals([key])})`);
+    for (const [deleted, ids] of [
+      [0, live],
+      [1, gone],
+    ] as const)
+      for (const part of chunks(ids, CHUNK))
+        queries.push(
+          statement(
+            `INSERT INTO ${VERSION_TABLE} (object_id, seq, deleted, content_type) SELECT v, `,
+            at,
+            `, ${deleted}, `,
+            { value: key },
+            " FROM (",
+            { ids: part },
+            ") AS x",
+          ),
+        );
   }
-  for (let i = 0; i < versions.length; i += CHUNK)
-    await run(
-      `INSERT INTO ${VERSION_TABLE} (object_id, seq, deleted, content_type) VALUES ${versions.slice(i, i + CHUNK).join(",")}`,
-    );
-  if (!/^[0-9T:.+\- Z]+$/.test(time)) throw new Error(`history: unexpected time ${time}`);
-  await run(`INSERT INTO ${COMMIT_TABLE} (seq, time) VALUES (${seq}, '${time}')`);
+  queries.push(statement(`INSERT INTO ${COMMIT_TABLE} (seq, time) VALUES (`, at, ", ", { value: time }, ")"));
+  await d.queueStatements(ctx.db, queries);
 }
 
 /**
@@ -141,11 +199,11 @@ export async function linkOwnersOfDoomed(
     for (const rel of ctx.reg.reverseOf(key)) {
       if (rel.def.kind !== "m2m" || !versioned(rel.from)) continue;
       const owners = new Set<string>();
-      for (let i = 0; i < ids.length; i += CHUNK) {
+      for (const part of chunks(ids, CHUNK)) {
         const rows = await ctx.db
           .selectFrom(joinTable(rel.from, rel.field))
           .select("source_id")
-          .where("target_id", "in", ids.slice(i, i + CHUNK))
+          .where("target_id", "in", part)
           .execute();
         for (const r of rows)
           if (!doomed.get(rel.from.key)?.has(String(r.source_id))) owners.add(String(r.source_id));
@@ -154,11 +212,11 @@ export async function linkOwnersOfDoomed(
     }
     if (key !== "extras.tag") continue;
     const byType = new Map<string, string[]>();
-    for (let i = 0; i < ids.length; i += CHUNK) {
+    for (const part of chunks(ids, CHUNK)) {
       const rows = await ctx.db
         .selectFrom("extras_taggeditem")
         .select(["content_type", "object_id"])
-        .where("tag_id", "in", ids.slice(i, i + CHUNK))
+        .where("tag_id", "in", part)
         .execute();
       for (const r of rows) {
         const t = String(r.content_type);
@@ -172,6 +230,9 @@ export async function linkOwnersOfDoomed(
     }
   }
 }
+
+/** The response header naming the point (commit sequence number) a read at a point reflects. */
+export const AS_OF_HEADER = "X-Inventory-As-Of-Seq";
 
 /** Error for a point history cannot answer (400). */
 export class AsOfError extends AppError {

@@ -25,6 +25,8 @@ import {
   linksAt,
   type Row,
   rowsAt,
+  statusSlugs,
+  unchangedSince,
   versionsOf,
 } from "./history-read.ts";
 import { mayDo } from "./permissions.ts";
@@ -189,8 +191,20 @@ async function applyRevert(ctx: Ctx, goals: Goal[], dryRun: boolean): Promise<Re
     const k = `${g.model.key}@${g.point}`;
     groups.set(k, [...(groups.get(k) ?? []), g]);
   }
+  // Statuses by id, per point (few rows; one query per point).
+  const slugs = new Map<number | undefined, Map<string, string>>();
+  const slugsAt = async (point: number | undefined) => {
+    let m = slugs.get(point);
+    if (!m) {
+      m = await statusSlugs(ctx, point);
+      slugs.set(point, m);
+    }
+    return m;
+  };
   for (const list of groups.values()) {
     const { model, point } = list[0]!;
+    const thenSlugs = await slugsAt(point);
+    const nowSlugs = await slugsAt(undefined);
     const ids = list.map((g) => g.id);
     const rows = await rowsAt(ctx, model, ids, point);
     const links = await linksAt(ctx, model, ids, point);
@@ -198,13 +212,13 @@ async function applyRevert(ctx: Ctx, goals: Goal[], dryRun: boolean): Promise<Re
     const liveLinks = await linksAt(ctx, model, ids, undefined);
     for (const g of list) {
       const row = rows.get(g.id);
-      const body = row ? await bodyOf(ctx, model, row, links, point) : undefined;
+      const body = row ? bodyOf(ctx, model, row, links, thenSlugs) : undefined;
       const now = liveRows.get(g.id);
       // An object already as it was needs nothing.
       if (
         body &&
         now &&
-        JSON.stringify(await bodyOf(ctx, model, now, liveLinks, undefined)) === JSON.stringify(body)
+        JSON.stringify(bodyOf(ctx, model, now, liveLinks, nowSlugs)) === JSON.stringify(body)
       )
         continue;
       wanted.set(g.id, { goal: g, row, body, live: !!now });
@@ -236,6 +250,20 @@ async function applyRevert(ctx: Ctx, goals: Goal[], dryRun: boolean): Promise<Re
   };
   // Creates in dependency order: an object after those it references; a cycle is broken at an optional
   // reference, which is written in a second pass.
+  const sinceMemo = new Map<string, number>();
+  const setSince = async (g: Goal, field: string): Promise<number> => {
+    const k = `${g.id}:${field}`;
+    let v = sinceMemo.get(k);
+    if (v === undefined) {
+      const fd = g.model.fields[field];
+      const columns =
+        fd?.kind === "gfk" ? [`${field}_type`, `${field}_id`] : fd?.kind === "fk" ? [`${field}_id`] : [];
+      // M2M links are not in the object's own row: taken as set from the start.
+      v = columns.length ? await unchangedSince(ctx, g.model, g.id, g.point, columns) : 0;
+      sinceMemo.set(k, v);
+    }
+    return v;
+  };
   const pending = new Map(creates.map((x) => [x.goal.id, x]));
   const later: Array<{ x: (typeof creates)[number]; fields: string[] }> = [];
   while (pending.size) {
@@ -251,10 +279,24 @@ async function applyRevert(ctx: Ctx, goals: Goal[], dryRun: boolean): Promise<Re
       );
     }
     if (progressed) continue;
-    // A cycle: write an object whose references to pending objects are all optional without them.
+    // A cycle: write an object whose references to pending objects are all optional without them; of
+    // those, the one whose deferred references were set last, as the writes that once made the objects
+    // were valid in their order: a device's primary IP was set after the IP address was assigned to its
+    // interface (deferring the IP's interface instead would give the device a primary IP not assigned to
+    // it). Then by id, so the plan does not depend on the order rows come in.
     const waiting = (x: (typeof creates)[number]) =>
       references(x.goal.model, x.body!).filter((r) => pending.has(r.id) && r.id !== x.goal.id);
-    const x = [...pending.values()].find((p) => waiting(p).every((r) => r.optional));
+    const scored: Array<{ p: (typeof creates)[number]; since: number }> = [];
+    for (const p of pending.values()) {
+      const refs = waiting(p);
+      if (!refs.every((r) => r.optional)) continue;
+      let since = Number.MAX_SAFE_INTEGER;
+      for (const field of new Set(refs.map((r) => r.field)))
+        since = Math.min(since, await setSince(p.goal, field));
+      scored.push({ p, since });
+    }
+    scored.sort((a, b) => b.since - a.since || (a.p.goal.id < b.p.goal.id ? -1 : 1));
+    const x = scored[0]?.p;
     if (!x) {
       for (const p of pending.values())
         conflict(p.goal, "refused", "It needs an object the revert cannot restore first.");

@@ -187,6 +187,17 @@ export interface Dialect {
    */
   queueStatement(db: Kysely<any> | Transaction<any>, query: CompiledQuery): Promise<void>;
   /**
+   * Run statements whose results nobody reads, in order (a transaction's history, issue 27): SQLite now
+   * (each a cached prepared statement when its text repeats); PostgreSQL each queued (`queueStatement`),
+   * so they go out with the transaction's next statement.
+   */
+  queueStatements(db: Kysely<any> | Transaction<any>, queries: readonly CompiledQuery[]): Promise<void>;
+  /**
+   * SQL selecting each element of the JSON array of strings bound at placeholder `n` (1-based), one row
+   * each in column `v` (an `IN (…)` operand or a derived table): one statement text for any number of ids.
+   */
+  jsonTextList(n: number): string;
+  /**
    * Fail the caller's transaction with `StaleTokenError` unless the `inventory_meta` row `key` reads `value`.
    * SQLite reads the row now. PostgreSQL queues the check (`queueWrite`), so it goes out with the
    * transaction's first statement (with its BEGIN: no round trip of its own) and, when it fails, aborts the
@@ -278,10 +289,13 @@ export interface Dialect {
   ): Promise<string | undefined>;
 }
 
-/** `ids` as a checked SQL list of UUID literals (they are written into statement text). */
-function uuidLiterals(ids: readonly string[]): string[] {
+/**
+ * `ids` (UUIDs, or content-type keys such as `dcim.device`) as SQL string literals, for statement text.
+ * @throws Error for anything else (nothing that needs quoting is ever written in).
+ */
+export function idLiterals(ids: readonly string[]): string[] {
   return ids.map((id) => {
-    if (!/^[0-9a-f-]{36}$/i.test(id)) throw new Error(`stampCommitOrder: not a UUID: ${id}`);
+    if (!/^[0-9A-Za-z._-]{1,64}$/.test(id)) throw new Error(`not an id: ${id}`);
     return `'${id}'`;
   });
 }
@@ -343,6 +357,10 @@ export const sqliteDialect: Dialect = {
   async transactionLock() {},
   queueWrite: writeNow,
   queueStatement: runNow,
+  async queueStatements(db, queries) {
+    for (const q of queries) await runNow(db, q);
+  },
+  jsonTextList: () => "SELECT value AS v FROM json_each(?)",
   prefetch: readNow,
   async assertToken(db, key, value) {
     const row = await db
@@ -370,7 +388,7 @@ export const sqliteDialect: Dialect = {
   async stampCommitOrder(db, { table, column, ids, sequence, always }) {
     if (!ids.length) return always ? String((await this.nextValues(db, sequence, 1))[0]) : undefined;
     const [first] = await this.nextValues(db, sequence, ids.length);
-    const list = uuidLiterals(ids);
+    const list = idLiterals(ids);
     for (let i = 0; i < list.length; i += 500) {
       const part = list.slice(i, i + 500);
       const when = part.map((l, j) => `WHEN ${l} THEN ${first! + i + j}`).join(" ");
@@ -449,6 +467,10 @@ export const postgresDialect: Dialect = {
     const item: QueuedStatement = { sql: query.sql, parameters: query.parameters };
     await db.executeQuery(CompiledQuery.raw(QUEUED_WRITE, [item]));
   },
+  async queueStatements(db, queries) {
+    for (const q of queries) await this.queueStatement(db, q);
+  },
+  jsonTextList: (n) => `SELECT jsonb_array_elements_text($${n}::jsonb) AS v`,
   async prefetch(db, query) {
     if (!db.isTransaction || inlined(query.sql, query.parameters) === undefined) return readNow(db, query);
     let settled = false;
@@ -490,7 +512,7 @@ export const postgresDialect: Dialect = {
   async stampCommitOrder(db, { table, column, ids, sequence, lock, channel, always }) {
     if (!ids.length && !always) return undefined;
     const n = ids.length;
-    const values = uuidLiterals(ids)
+    const values = idLiterals(ids)
       .map((l, i) => `(${l}, ${i + 1})`)
       .join(",");
     const seqName = pg.escapeLiteral(sequence);

@@ -48,8 +48,22 @@ export interface LinkHistory {
   key?: string[];
 }
 
-/** The link tables with history: M2M and content-type join tables of versioned models, and tagged items. */
+const linkMemo = new WeakMap<Registry, LinkHistory[]>();
+
+/**
+ * The link tables with history: M2M and content-type join tables of versioned models, and tagged items.
+ * Computed once per registry.
+ */
 export function linkHistories(reg: Registry): LinkHistory[] {
+  let memo = linkMemo.get(reg);
+  if (!memo) {
+    memo = deriveLinkHistories(reg);
+    linkMemo.set(reg, memo);
+  }
+  return memo;
+}
+
+function deriveLinkHistories(reg: Registry): LinkHistory[] {
   const out: LinkHistory[] = [];
   const tagged: Model[] = [];
   for (const m of reg.models.values()) {
@@ -122,6 +136,7 @@ export function historySchema(
         ["_deleted", "INTEGER NOT NULL"],
       ],
       primaryKey: ["id", "_seq"],
+      clustered: true,
     });
   }
   for (const l of linkHistories(reg)) {
@@ -133,6 +148,7 @@ export function historySchema(
         ["_seq", `${seqType} NOT NULL`],
       ],
       primaryKey: l.key ?? [l.owner, "_seq", ...l.columns.filter((c) => c !== l.owner)],
+      clustered: true,
     });
   }
   tables.push({
@@ -144,6 +160,7 @@ export function historySchema(
       ["content_type", "TEXT"],
     ],
     primaryKey: ["object_id", "seq"],
+    clustered: true,
   });
   indexes.push({ name: `ix_${VERSION_TABLE}_seq`, table: VERSION_TABLE, columns: ["seq"] });
   tables.push({

@@ -103,7 +103,7 @@ async function migrateWith(store: Store, reg: Registry): Promise<MigrationSummar
   for (const t of tables) {
     const have = await existingColumns(store, t.name);
     if (!have) {
-      await sql.raw(createTableSql(t)).execute(store.db);
+      await sql.raw(createTableSql(t, store.dialect.engine)).execute(store.db);
       done.tablesCreated++;
       continue;
     }

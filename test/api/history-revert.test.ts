@@ -11,7 +11,7 @@ import { after, before, describe, it } from "node:test";
 import { configFromEnv } from "../../src/config.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 import { waitUntil } from "../helpers/wait.ts";
-import { create } from "../helpers/world.ts";
+import { create, pointNow } from "../helpers/world.ts";
 
 const DEVICES = Number(process.env.TEST_REVERT_DEVICES ?? 100);
 
@@ -65,6 +65,13 @@ describe("history revert and diff (issue 27)", () => {
       name: "rv-tag",
       content_types: ["dcim.device", "dcim.interface"],
     });
+    // IP addresses made before their devices, assigned and made primary later: the revert must still
+    // restore each device before its primary IP is set (the references set last are deferred).
+    const early = await s.api("/api/ipam/ip-addresses/", {
+      method: "POST",
+      body: Array.from({ length: 5 }, (_, k) => ({ address: `10.27.200.${k + 1}/16`, status: "active" })),
+    });
+    assert.equal(early.status, 201, JSON.stringify(early.body).slice(0, 300));
     const made = await s.api("/api/dcim/devices/", {
       method: "POST",
       body: Array.from({ length: DEVICES }, (_, i) => ({
@@ -98,6 +105,21 @@ describe("history revert and diff (issue 27)", () => {
         .map((d) => ({ id: d.id, primary_ip4: ips.body[devices.indexOf(d)].id })),
     });
     assert.equal(primary.status, 200, JSON.stringify(primary.body).slice(0, 300));
+    const late = devices.filter((_, i) => i % 2 === 1).slice(0, 5);
+    const assigned = await s.api("/api/ipam/ip-addresses/", {
+      method: "PATCH",
+      body: late.map((d, k) => ({
+        id: early.body[k].id,
+        assigned_object_type: "dcim.interface",
+        assigned_object_id: eth(d.id, 2),
+      })),
+    });
+    assert.equal(assigned.status, 200, JSON.stringify(assigned.body).slice(0, 300));
+    const primary2 = await s.api("/api/dcim/devices/", {
+      method: "PATCH",
+      body: late.map((d, k) => ({ id: d.id, primary_ip4: early.body[k].id })),
+    });
+    assert.equal(primary2.status, 200, JSON.stringify(primary2.body).slice(0, 300));
     const cables = await s.api("/api/dcim/cables/", {
       method: "POST",
       body: Array.from({ length: Math.floor(DEVICES / 2) }, (_, i) => ({
@@ -142,7 +164,7 @@ describe("history revert and diff (issue 27)", () => {
       dry.body.plan.filter((p: any) => p.action === "create" && p.object_type === t).length;
     assert.deepEqual(
       [count("dcim.device"), count("dcim.interface"), count("ipam.ipaddress"), count("dcim.cable")],
-      [DEVICES, DEVICES * 4, DEVICES, Math.floor(DEVICES / 2)],
+      [DEVICES, DEVICES * 4, DEVICES + late.length, Math.floor(DEVICES / 2)],
     );
     assert.deepEqual(await state(s, site.id), afterDelete, "a dry run changes nothing");
 
@@ -207,12 +229,7 @@ describe("history revert and diff (issue 27)", () => {
   it("reverts one object to a point, and a set of change-log entries", async () => {
     const tag = await create(s, "/api/extras/tags/", { name: "ob-tag", content_types: ["tenancy.tenant"] });
     const t = await create(s, "/api/tenancy/tenants/", { name: "ob-ten", description: "v1", tags: [tag.id] });
-    const at = async () => {
-      const r = await s.api(
-        `/api/tenancy/tenants/?limit=1&as_of=${encodeURIComponent(new Date().toISOString())}`,
-      );
-      return Number(r.headers.get("x-inventory-as-of-seq"));
-    };
+    const at = () => pointNow(s);
     const p1 = await at();
     await s.api(`/api/tenancy/tenants/${t.id}/`, { method: "PATCH", body: { description: "v2", tags: [] } });
     await s.api(`/api/tenancy/tenants/${t.id}/`, {
@@ -267,12 +284,7 @@ describe("history revert and diff (issue 27)", () => {
     const tag = await create(s, "/api/extras/tags/", { name: "df-tag", content_types: ["tenancy.tenant"] });
     const group = await create(s, "/api/tenancy/tenant-groups/", { name: "df-group" });
     const t = await create(s, "/api/tenancy/tenants/", { name: "df-ten" });
-    const at = async () => {
-      const r = await s.api(
-        `/api/tenancy/tenants/?limit=1&as_of=${encodeURIComponent(new Date().toISOString())}`,
-      );
-      return Number(r.headers.get("x-inventory-as-of-seq"));
-    };
+    const at = () => pointNow(s);
     const p1 = await at();
     await s.api(`/api/tenancy/tenants/${t.id}/`, {
       method: "PATCH",
@@ -314,12 +326,7 @@ describe("history retention (issue 27)", () => {
   });
 
   it("prunes history older than the setting; the state since stays readable; the CLI prunes and reports size", async () => {
-    const point = async () => {
-      const r = await s.api(
-        `/api/tenancy/tenants/?limit=1&as_of=${encodeURIComponent(new Date().toISOString())}`,
-      );
-      return Number(r.headers.get("x-inventory-as-of-seq"));
-    };
+    const point = () => pointNow(s);
     const t = await create(s, "/api/tenancy/tenants/", { name: "rt-ten", description: "old" });
     const p1 = await point();
     assert.equal((await s.api(`/api/tenancy/tenants/${t.id}/?as_of_seq=${p1}`)).status, 200);

@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { startServer, type TestServer } from "../helpers/server.ts";
-import { create } from "../helpers/world.ts";
+import { create, pointNow } from "../helpers/world.ts";
 
 const HEADER = "x-inventory-as-of-seq";
 
@@ -54,15 +54,6 @@ describe("history reads (issue 27)", () => {
     await s?.close();
   });
 
-  /** The point after everything committed so far, through `as_of=<now>`. */
-  async function pointNow(): Promise<number> {
-    const r = await s.api(
-      `/api/tenancy/tenants/?limit=1&as_of=${encodeURIComponent(new Date().toISOString())}`,
-    );
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-    return Number(r.headers.get(HEADER));
-  }
-
   it("reads a site as it was after each change, its tags and status with it; 400s for points outside", async () => {
     const tag = await create(s, "/api/extras/tags/", {
       name: "h-t1",
@@ -70,23 +61,23 @@ describe("history reads (issue 27)", () => {
       content_types: ["dcim.site"],
     });
     const site = await create(s, "/api/dcim/sites/", { name: "h-s1", status: "active" });
-    const p1 = await pointNow();
+    const p1 = await pointNow(s);
     let r = await s.api(`/api/dcim/sites/${site.id}/`, {
       method: "PATCH",
       body: { description: "two", tags: [tag.id] },
     });
     assert.equal(r.status, 200);
-    const p2 = await pointNow();
+    const p2 = await pointNow(s);
     assert.ok(p2 > p1);
     r = await s.api(`/api/dcim/sites/${site.id}/`, {
       method: "PATCH",
       body: { description: "three", tags: [], status: "planned" },
     });
     assert.equal(r.status, 200);
-    const p3 = await pointNow();
+    const p3 = await pointNow(s);
     r = await s.api(`/api/dcim/sites/${site.id}/`, { method: "DELETE" });
     assert.equal(r.status, 204);
-    const p4 = await pointNow();
+    const p4 = await pointNow(s);
 
     const at = async (p: number) => s.api(`/api/dcim/sites/${site.id}/?as_of_seq=${p}`);
     let d = await at(p1);
@@ -214,23 +205,23 @@ describe("history reads (issue 27)", () => {
       });
     await cable(a, "dcim.interface", fp[0], "dcim.frontport");
     await cable(rp[0], "dcim.rearport", rp[1], "dcim.rearport");
-    const open = await pointNow();
+    const open = await pointNow(s);
     // The last cable touches neither the first interface nor its cable: only its path changes.
     const last = await cable(fp[1], "dcim.frontport", b, "dcim.interface");
-    const whole = await pointNow();
+    const whole = await pointNow(s);
     const endAt = async (p: number) =>
       (await s.api(`/api/dcim/interfaces/${a.id}/?as_of_seq=${p}`)).body.connected_endpoint?.id ?? null;
     assert.equal(await endAt(open), null);
     assert.equal(await endAt(whole), b.id);
     assert.equal((await s.api(`/api/dcim/cables/${last.id}/`, { method: "DELETE" })).status, 204);
-    const cut = await pointNow();
+    const cut = await pointNow(s);
     assert.equal(await endAt(cut), null);
     assert.equal(await endAt(whole), b.id, "the earlier point still reads the whole path");
   });
 
   it("paging links stay at the point while others write", async () => {
     for (let i = 0; i < 5; i++) await create(s, "/api/tenancy/tenants/", { name: `page-${i}` });
-    const p = await pointNow();
+    const p = await pointNow(s);
     const first = await s.api(`/api/tenancy/tenants/?as_of_seq=${p}&limit=2&name__isw=page-`);
     assert.equal(first.body.count, 5);
     for (let i = 5; i < 8; i++) await create(s, "/api/tenancy/tenants/", { name: `page-${i}` });
@@ -534,7 +525,7 @@ describe("history reads (issue 27)", () => {
         assert.equal(r2.status, 400);
       }
       if (!touched.size) continue;
-      const point = await pointNow();
+      const point = await pointNow(s);
       const state: Partial<Record<Kind, string>> = {};
       for (const k of touched) {
         const body = await listOf(k);

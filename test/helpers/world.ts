@@ -17,6 +17,15 @@ export async function create(s: TestServer, path: string, body: Body): Promise<a
   return r.body;
 }
 
+/** The history point after everything committed so far (issue 27), through `as_of=<now>`. */
+export async function pointNow(s: TestServer): Promise<number> {
+  const r = await s.api(
+    `/api/tenancy/tenants/?limit=1&as_of=${encodeURIComponent(new Date().toISOString())}`,
+  );
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return Number(r.headers.get("x-inventory-as-of-seq"));
+}
+
 /** Build the shared world: one of most things, linked together. */
 export async function buildWorld(s: TestServer): Promise<World> {
   const w: World = {};
