@@ -418,7 +418,7 @@ export function buildSchema(
     const { single, list } = queryNames(m);
     const { names } = listArgs(reg, m);
     // Issue 27: a change-logged model's root fields read a point of history (graphql/as-of.ts).
-    const point = m.changeLogged ? POINT_ARGS : {};
+    const point = m.versioned ? POINT_ARGS : {};
     if (single !== list)
       query[single] = {
         type: types.get(m.key)!,

@@ -298,7 +298,7 @@ function listParameters(reg: Registry, m: Model): unknown[] {
   );
   if (m.configContext) params.push(EXCLUDE_PARAM);
   // History reads (issue 27): every change-logged model.
-  if (m.changeLogged) params.push(...AS_OF_PARAMS);
+  if (m.versioned) params.push(...AS_OF_PARAMS);
   return params;
 }
 
@@ -386,7 +386,7 @@ export function openapiDocument(reg: Registry, baseUrl: string): Record<string, 
         parameters: [idParam],
         get: {
           ...op("retrieve"),
-          parameters: [...(m.configContext ? [EXCLUDE_PARAM] : []), ...(m.changeLogged ? AS_OF_PARAMS : [])],
+          parameters: [...(m.configContext ? [EXCLUDE_PARAM] : []), ...(m.versioned ? AS_OF_PARAMS : [])],
           responses: { 200: json(BRIEF_OR_FULL(name)), ...errors(400, 403, 404) },
         },
       };

@@ -87,6 +87,8 @@ export interface Model extends ModelDef {
   naturalKey: string | undefined;
   /** Writes are change-logged and webhooked (`ModelDef.changeLogged`, resolved; never for read-only models). */
   changeLogged: boolean;
+  /** Keeps history (issue 27): change-logged, or `ModelDef.history`; never for read-only models. */
+  versioned: boolean;
   /** The fields identifying an object without its id (`ModelDef.naturalKeyFields`, resolved by `naturalKeyOf`). */
   naturalKeyFields: readonly string[];
 }
@@ -213,6 +215,7 @@ export class Registry {
         naturalKey: def.fields.slug ? "slug" : def.fields.name ? "name" : undefined,
         loginRequired: def.loginRequired ?? !INVENTORY_APPS.has(def.app),
         changeLogged: !def.readOnly && (def.changeLogged ?? !!def.changelog),
+        versioned: !def.readOnly && ((def.changeLogged ?? !!def.changelog) || !!def.history),
         naturalKeyFields: naturalKeyOf(def),
       };
       noteContentTypeLabel(def);

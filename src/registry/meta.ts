@@ -563,6 +563,12 @@ export interface ModelDef {
    * secrets-group associations, tokens, users, groups, permissions) are not logged.
    */
   changeLogged?: boolean;
+  /**
+   * Keep history (issue 27) though not change-logged: a model Nautobot does not log whose rows show in
+   * logged objects' responses at a point (relationship associations, under `relationships`). Change-logged
+   * models always keep history.
+   */
+  history?: boolean;
   /** Features this model belongs to (`cable_terminations`, `locations`, `statuses`, ...). */
   features?: readonly string[];
 }

@@ -9,7 +9,7 @@ import type { Ctx } from "./context.ts";
 import { ErrorBag, ValidationError } from "./errors.ts";
 import { resolveRef } from "./input.ts";
 import { relationshipsOf, sidesOf } from "./object-extras.ts";
-import type { Row } from "./rows.ts";
+import { changeList, type Row } from "./rows.ts";
 import { associationError } from "./validators.ts";
 
 /** One side of one relationship to set: the peers' ids, in order. */
@@ -110,7 +110,10 @@ export async function saveRelationships(
     const keep = new Set<string>();
     for (const a of rows) {
       if (peers.includes(peerOf(a))) keep.add(peerOf(a));
-      else await ctx.db.deleteFrom(table).where("id", "=", a.id).execute();
+      else {
+        await ctx.db.deleteFrom(table).where("id", "=", a.id).execute();
+        noteAssociation(ctx, String(a.id), "delete");
+      }
     }
     for (const peer of peers) {
       if (keep.has(peer)) continue;
@@ -125,10 +128,11 @@ export async function saveRelationships(
         destination_id: destination,
       });
       if (broken) throw new ValidationError({ relationships: [broken[1]] });
+      const assocId = randomUUID();
       await ctx.db
         .insertInto(table)
         .values({
-          id: randomUUID(),
+          id: assocId,
           relationship_id: rel.id,
           source_type: rel.source_type,
           source_id: source,
@@ -136,8 +140,17 @@ export async function saveRelationships(
           destination_id: destination,
         })
         .execute();
+      noteAssociation(ctx, assocId, "create");
     }
   }
+}
+
+/**
+ * Note an association written here, outside the generic writes: not change-logged (Nautobot does not log
+ * them), but versioned (issue 27), so reads at a point show the associations of that point.
+ */
+function noteAssociation(ctx: Ctx, id: string, action: "create" | "delete"): void {
+  changeList(ctx).push({ model: ctx.reg.get("extras.relationshipassociation"), id, action, logged: false });
 }
 
 const title = (s: string) => s.replace(/(^|\s)([a-z])/g, (_m, sp: string, c: string) => sp + c.toUpperCase());

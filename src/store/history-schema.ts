@@ -1,7 +1,7 @@
 /**
  * History tables and as-of views, derived from the registry (issue 27: the network as it was).
  *
- * Every versioned model (`Model.changeLogged`) has a history table `<table>__hist` with the live table's
+ * Every versioned model (`Model.versioned`: change-logged ones and relationship associations) has a history table `<table>__hist` with the live table's
  * columns (all nullable) plus `_seq` (the commit sequence number of the transaction that wrote the version,
  * service/history.ts) and `_deleted` (1: the object was deleted by that transaction; only `id` is set). A
  * version is current from its `_seq` until the object's next version. Join tables of M2M and content-type
@@ -30,9 +30,9 @@ export const COMMIT_TABLE = "inventory_commit";
 /** `inventory_meta` row: the first point history answers for (its first backfill). */
 export const HISTORY_SINCE_KEY = "history-since";
 
-/** Whether a model keeps history (every change-logged model). */
+/** Whether a model keeps history (every change-logged model, and `ModelDef.history` ones). */
 export function versioned(m: Model): boolean {
-  return m.changeLogged;
+  return m.versioned;
 }
 
 /** A link table's history: its name, the owner column and the other columns. */

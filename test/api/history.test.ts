@@ -151,6 +151,50 @@ describe("history reads (issue 27)", () => {
     assert.match(await bad(`/api/extras/object-changes/feed/?as_of_seq=${p1}`), /not supported/);
   });
 
+  it("relationship associations read at a point: an object's relationships and the associations list", async () => {
+    const rel = await create(s, "/api/extras/relationships/", {
+      name: "H peers",
+      type: "many-to-many",
+      source_type: "tenancy.tenant",
+      destination_type: "tenancy.tenant",
+    });
+    const [a, b, c] = [
+      await create(s, "/api/tenancy/tenants/", { name: "h-rel-a" }),
+      await create(s, "/api/tenancy/tenants/", { name: "h-rel-b" }),
+      await create(s, "/api/tenancy/tenants/", { name: "h-rel-c" }),
+    ];
+    const peersAt = async (p?: number) => {
+      const r = await s.api(
+        `/api/tenancy/tenants/${a.id}/?include=relationships${p === undefined ? "" : `&as_of_seq=${p}`}`,
+      );
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      return r.body.relationships[rel.slug].destination.objects.map((o: any) => o.name).sort();
+    };
+    const write = async (peers: string[]) => {
+      const r = await s.api(`/api/tenancy/tenants/${a.id}/`, {
+        method: "PATCH",
+        body: { relationships: { [rel.slug]: { destination: { objects: peers } } } },
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+    };
+    await write([b.id]);
+    const p1 = await pointNow(s);
+    await write([b.id, c.id]);
+    const p2 = await pointNow(s);
+    await write([c.id]);
+    const p3 = await pointNow(s);
+    // Deleting a peer removes its associations with it (a cascade).
+    assert.equal((await s.api(`/api/tenancy/tenants/${c.id}/`, { method: "DELETE" })).status, 204);
+    assert.deepEqual(await peersAt(), []);
+    assert.deepEqual(await peersAt(p1), ["h-rel-b"]);
+    assert.deepEqual(await peersAt(p2), ["h-rel-b", "h-rel-c"]);
+    assert.deepEqual(await peersAt(p3), ["h-rel-c"]);
+    const list = async (p: number) =>
+      (await s.api(`/api/extras/relationship-associations/?relationship=${rel.slug}&as_of_seq=${p}`)).body
+        .count;
+    assert.deepEqual([await list(p1), await list(p2), await list(p3)], [1, 2, 1]);
+  });
+
   it("an interface's connected endpoint through patch panels reads right at each point", async () => {
     const mf = await create(s, "/api/dcim/manufacturers/", { name: "cp-mf" });
     const dt = await create(s, "/api/dcim/device-types/", { manufacturer: mf.id, model: "cp-box" });

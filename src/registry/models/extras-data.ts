@@ -215,6 +215,9 @@ export const relationshipAssociation = defineModel({
   name: "relationshipassociation",
   verbose: "relationship association",
   path: "relationship-associations",
+  // Not change-logged (a `BaseModel` in Nautobot), but shown under `relationships` of logged objects, which
+  // read at a point need the associations of that point.
+  history: true,
   fields: {
     relationship: f.rfk("extras.relationship", "CASCADE", { filterKey: "slug" }),
     source: f.gfk("relationships", "CASCADE", { bare: true, required: true }),
