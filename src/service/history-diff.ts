@@ -31,7 +31,7 @@ export interface ObjectDiff {
 const NOISE = new Set(["last_updated"]);
 
 /** The object's full representation at `point`, or undefined when it did not exist (or is not visible). */
-async function objectAt(
+export async function objectAt(
   ctx: Ctx,
   model: Model,
   id: string,

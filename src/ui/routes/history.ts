@@ -9,7 +9,7 @@ import { normalizeUuid } from "../../query/filters.ts";
 import type { Model } from "../../registry/index.ts";
 import { AppError, NotFoundError, PermissionDenied } from "../../service/errors.ts";
 import { resolvePoint, versioned } from "../../service/history.ts";
-import { objectDiff, objectVersions } from "../../service/history-diff.ts";
+import { objectAt, objectDiff, objectVersions } from "../../service/history-diff.ts";
 import { mayDo } from "../../service/permissions.ts";
 import { revert } from "../../service/revert.ts";
 import { flash } from "../flash.ts";
@@ -136,8 +136,8 @@ async function displayAt(
 ): Promise<string> {
   const v = versions.find((x) => x.action !== "deleted")!;
   const ctx = await kit.ctxFor(req);
-  const d = await objectDiff(ctx, model, id, v.seq, v.seq);
+  const o = await objectAt(ctx, model, id, v.seq);
   // Read under the user's view restriction: an object outside it has no history page for them.
-  if (d.action === "absent") throw new NotFoundError();
-  return d.display ?? id;
+  if (!o) throw new NotFoundError();
+  return typeof o.display === "string" ? o.display : id;
 }
