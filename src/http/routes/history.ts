@@ -18,7 +18,7 @@ import { resolvePoint } from "../../service/history.ts";
 import { changesBetween, objectDiff } from "../../service/history-diff.ts";
 import { mayDo } from "../../service/permissions.ts";
 import { type RevertTarget, revert } from "../../service/revert.ts";
-import { pruneHistory } from "../../store/history-maintenance.ts";
+import { analyzeHistory, pruneHistory } from "../../store/history-maintenance.ts";
 import { type HttpKit, intParam, queryParams } from "../kit.ts";
 
 /** Most diffs per page of `changes/`. */
@@ -138,8 +138,31 @@ export async function historyRoutes(app: FastifyInstance, { kit }: { kit: HttpKi
     return kit.send(req, reply, !dryRun && result.conflicts.length ? 409 : 200, result);
   });
 
-  // Retention: each API process prunes history older than INVENTORY_HISTORY_RETENTION_DAYS.
   const cfg = kit.config.changeFeed;
+  // Statistics of the history tables (PostgreSQL; store/history-maintenance.ts `analyzeHistory`), at the
+  // retention purge's interval.
+  {
+    let closing = false;
+    let timer: NodeJS.Timeout | undefined;
+    const run = async () => {
+      try {
+        await analyzeHistory(kit.store, kit.reg);
+      } catch (e) {
+        app.log.warn({ err: e }, "history statistics: ANALYZE failed");
+      }
+      if (!closing) {
+        timer = setTimeout(run, cfg.purgeIntervalMs);
+        timer.unref();
+      }
+    };
+    timer = setTimeout(run, Math.min(cfg.purgeIntervalMs, 5000));
+    timer.unref();
+    app.addHook("onClose", async () => {
+      closing = true;
+      if (timer) clearTimeout(timer);
+    });
+  }
+  // Retention: each API process prunes history older than INVENTORY_HISTORY_RETENTION_DAYS.
   if (cfg.historyRetentionDays > 0) {
     let closing = false;
     let timer: NodeJS.Timeout | undefined;
