@@ -74,7 +74,7 @@ export function hasVersions(list: readonly VersionedChange[]): boolean {
 
 /**
  * Queue the transaction's versions (see the module comment): per model a few statements whose text does
- * not depend on the number of objects (ids as one JSON parameter, `Dialect.jsonTextList`), so SQLite
+ * not depend on the number of objects (ids as one bound value, `Dialect.idList`), so SQLite
  * prepares each once. `seq` is the SQL expression of the transaction's commit number (`stampChanges`;
  * bound as a parameter when it is a plain number), `time` its stored time (ISO 8601).
  */
@@ -98,15 +98,16 @@ export async function recordVersions(
   if (!last.size) return;
   const d = ctx.store.dialect;
   // A statement of `parts`: text, a value bound at the next placeholder, or a list of ids bound as one
-  // JSON parameter and read back as rows (column `v`).
+  // value and read back as rows (column `v`, `Dialect.idList`).
   const statement = (...parts: Array<string | { value: unknown } | { ids: readonly string[] }>) => {
     const params: unknown[] = [];
     const text = parts
       .map((p) => {
         if (typeof p === "string") return p;
         if ("ids" in p) {
-          params.push(JSON.stringify(p.ids));
-          return d.jsonTextList(params.length);
+          const list = d.idList(p.ids, params.length + 1);
+          params.push(list.value);
+          return list.sql;
         }
         params.push(p.value);
         return d.placeholder(params.length);
